@@ -1,0 +1,28 @@
+"""RuntimeClasses ``nvidia`` (and ``nvidia-cdi``/``nvidia-legacy`` with CDI): the operator's pre-requisites state."""
+
+from __future__ import annotations
+
+from renderer.components.common import MANAGED_BY, Obj
+from renderer.model import Model
+
+
+def _runtime_class(name: str) -> Obj:
+    return {
+        "apiVersion": "node.k8s.io/v1",
+        "kind": "RuntimeClass",
+        "metadata": {"name": name, "labels": {**MANAGED_BY, "app.kubernetes.io/component": "gpu-operator"}},
+        "handler": name,
+    }
+
+
+def enabled(model: Model) -> bool:
+    """No RuntimeClass at all in NRI plugin mode, as with the operator."""
+    return not model.section("cdi").get("nriPluginEnabled", False)
+
+
+def build(model: Model) -> list[Obj]:
+    main = str(model.values["cluster"].get("runtimeClass") or "nvidia")
+    names = [main]
+    if model.section("cdi").get("enabled"):
+        names += ["nvidia-cdi", "nvidia-legacy"]
+    return [_runtime_class(n) for n in sorted(set(names))]

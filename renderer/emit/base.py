@@ -1,0 +1,44 @@
+"""output/base/: the fleet policy as plain manifests, one file per object, plus kustomization.yaml."""
+
+from __future__ import annotations
+
+from renderer import yamlio
+from renderer.components.common import Obj
+from renderer.model import Model
+
+ROOT = "base"
+
+
+def object_filename(obj: Obj) -> str:
+    """``<kind>-<name>.yaml``, lowercase."""
+    return f"{obj['kind']}-{obj['metadata']['name']}".lower() + ".yaml"
+
+
+def layout(objs: dict[str, list[Obj]]) -> dict[str, Obj]:
+    """``<component>/<kind>-<name>.yaml`` -> object, for every object."""
+    out: dict[str, Obj] = {}
+    for component, items in objs.items():
+        for obj in items:
+            path = f"{component}/{object_filename(obj)}"
+            if path in out:
+                raise AssertionError(f"two objects map to {path}")
+            out[path] = obj
+    return out
+
+
+def kustomization(resources: list[str]) -> Obj:
+    return {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "sortOptions": {"order": "legacy"},
+        "resources": resources,
+    }
+
+
+def emit(model: Model) -> dict[str, str]:
+    from renderer.render import objects
+
+    files = {f"{ROOT}/{path}": yamlio.dump_file([obj]) for path, obj in layout(objects(model)).items()}
+    resources = sorted(p[len(ROOT) + 1 :] for p in files)
+    files[f"{ROOT}/kustomization.yaml"] = yamlio.dump_file([kustomization(resources)])
+    return files

@@ -1,0 +1,57 @@
+"""The resolved model: fully defaulted values plus everything derived from them.
+
+``resolve`` produces one :class:`Model` per cluster (or one for the fleet base). Component
+builders read only the model, never files, so rendering is a pure function of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One node pool with its driver settings resolved to an image and a node selector."""
+
+    name: str
+    os_id: str
+    os_version: str
+    kernel: str
+    runtime: str
+    driver: dict[str, Any]
+    os_tag: str
+    image: str
+    node_selector: dict[str, str]
+    daemonset_name: str
+    precompiled: bool = False
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Model:
+    """Everything a component builder may read."""
+
+    values: dict[str, Any]
+    cluster: str
+    pools: tuple[Pool, ...] = ()
+
+    @property
+    def namespace(self) -> str:
+        return str(self.values["cluster"]["namespace"])
+
+    @property
+    def kube_version(self) -> str:
+        return str(self.values["cluster"]["kubeVersion"])
+
+    @property
+    def release(self) -> str:
+        return str(self.values["cluster"]["operatorRelease"])
+
+    def section(self, key: str) -> dict[str, Any]:
+        value = self.values.get(key) or {}
+        assert isinstance(value, dict)
+        return value
+
+    def enabled(self, key: str) -> bool:
+        return bool(self.section(key).get("enabled", False))

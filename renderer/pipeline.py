@@ -1,0 +1,69 @@
+"""load -> merge -> validate -> resolve: from input bytes to one Model per cluster.
+
+Pure: no disk access. Problems from every file are collected and returned together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from renderer import checks, schema
+from renderer.inputs import Inputs
+from renderer.loader import load_text
+from renderer.merge import Located, from_source, merge
+from renderer.model import Model
+from renderer.problems import Problem, Severity
+from renderer.resolve import resolve
+
+FLEET = "fleet"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the inputs resolve to, and everything found wrong on the way."""
+
+    base: Model | None
+    clusters: dict[str, Model] = field(default_factory=dict)
+    located: dict[str, Located] = field(default_factory=dict)
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity is Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity is Severity.WARNING]
+
+
+def plan(inputs: Inputs) -> Plan:
+    problems: list[Problem] = []
+    fleet_src, found = load_text(inputs.values, inputs.values_path)
+    problems += found
+    fleet = from_source(fleet_src) if fleet_src is not None else None
+    located: dict[str, Located] = {}
+    if fleet is not None:
+        located[FLEET] = fleet
+    for cluster in inputs.clusters:
+        problems += checks.cluster_name(cluster.name, cluster.values_path)
+        src, found = load_text(cluster.values, cluster.values_path)
+        problems += found
+        if fleet is not None and src is not None:
+            located[cluster.name] = merge(fleet, src)
+    seen: set[Problem] = set()
+    for name, loc in located.items():
+        for p in [*schema.validate(loc), *schema.operator_only_warnings(loc)]:
+            if p not in seen:
+                seen.add(p)
+                problems.append(p)
+        if not schema.validate(loc):
+            for p in checks.semantic(loc, name):
+                if p not in seen:
+                    seen.add(p)
+                    problems.append(p)
+    problems.sort()
+    if any(p.severity is Severity.ERROR for p in problems) or fleet is None:
+        return Plan(None, {}, located, tuple(problems))
+    base = resolve(fleet.data, FLEET)
+    clusters = {name: resolve(loc.data, name) for name, loc in located.items() if name != FLEET}
+    return Plan(base, clusters, located, tuple(problems))

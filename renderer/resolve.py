@@ -1,0 +1,44 @@
+"""Resolve merged values into a :class:`~renderer.model.Model`: defaults, pools, images.
+
+Pure: takes plain data, returns the model. Per-pool driver image and selector rules live in
+:mod:`renderer.driverimage`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from renderer import yamlio
+from renderer.merge import deep_merge
+from renderer.model import Model, Pool
+
+
+@lru_cache(maxsize=1)
+def _defaults_text() -> str:
+    return resources.files("renderer.data").joinpath("defaults.yaml").read_text(encoding="utf-8")
+
+
+def defaults() -> dict[str, Any]:
+    data = yamlio.load(_defaults_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def with_defaults(values: dict[str, Any]) -> dict[str, Any]:
+    return deep_merge(defaults(), values)
+
+
+def resolve(values: dict[str, Any], cluster: str) -> Model:
+    """Defaulted values plus resolved pools for one cluster (or the fleet base)."""
+    full = with_defaults(values)
+    full["cluster"]["name"] = cluster
+    pools = tuple(resolve_pool(full, p) for p in full.get("nodePools") or [])
+    return Model(values=full, cluster=cluster, pools=pools)
+
+
+def resolve_pool(values: dict[str, Any], pool: dict[str, Any]) -> Pool:
+    from renderer import driverimage
+
+    return driverimage.resolve_pool(values, pool)

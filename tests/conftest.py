@@ -1,0 +1,88 @@
+"""Shared fixtures: real tools, CLI runner, golden update flag, strict schema validation."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from tests import realtools
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT.parent / "shared" / "reference"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", help="rewrite golden expected output")
+
+
+@pytest.fixture(scope="session")
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.fixture(scope="session")
+def helm() -> str:
+    return realtools.tool("helm")
+
+
+@pytest.fixture(scope="session")
+def kubectl() -> str:
+    return realtools.tool("kubectl")
+
+
+@pytest.fixture
+def run_cli() -> Callable[..., Result]:
+    from renderer.cli import main
+
+    def run(*args: str, input: str | None = None) -> Result:
+        runner = CliRunner()
+        return runner.invoke(main, list(args), input=input, catch_exceptions=False)
+
+    return run
+
+
+def run_tool(argv: list[str], cwd: Path | None = None) -> str:
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=300)
+    if proc.returncode != 0:
+        raise AssertionError(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc.stdout
+
+
+def strict_validate(objs: Iterable[dict[str, Any]], kube_version: str) -> list[str]:
+    """Errors of every built-in object against the strict schema of ``kube_version``.
+
+    Custom resources (NodeFeatureRule, ServiceMonitor, Argo CD kinds, CRDs' own instances)
+    are checked against their CRDs by the tests that emit them.
+    """
+    import kubernetes_validate
+
+    errors: list[str] = []
+    for obj in objs:
+        try:
+            kubernetes_validate.validate(obj, kube_version, strict=True)
+        except kubernetes_validate.utils.SchemaNotFoundError:
+            if "." not in obj["apiVersion"].split("/")[0] or obj["apiVersion"].split("/")[0].endswith(".k8s.io"):
+                errors.append(f"{obj['kind']}/{obj['metadata']['name']}: no schema for {obj['apiVersion']}")
+        except kubernetes_validate.ValidationError as exc:
+            path = ".".join(str(p) for p in exc.path)
+            errors.append(f"{obj['kind']}/{obj['metadata']['name']}: {path}: {exc.message}")
+    return errors
+
+
+@pytest.fixture
+def write_tree(tmp_path: Path) -> Callable[[dict[str, str]], Path]:
+    """Build a folder from {relative path: text}; returns its root."""
+
+    def build(files: dict[str, str]) -> Path:
+        for rel, text in files.items():
+            target = tmp_path / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        return tmp_path
+
+    return build
