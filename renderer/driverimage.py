@@ -50,5 +50,6 @@ def resolve_pool(values: dict[str, Any], pool: dict[str, Any]) -> Pool:
         image=image,
         node_selector=selector,
         daemonset_name=f"nvidia-driver-daemonset-{name}",
+        images={"driver": image},
         values=dict(pool),
     )

@@ -25,7 +25,10 @@ class Pool:
     node_selector: dict[str, str]
     daemonset_name: str
     precompiled: bool = False
+    images: dict[str, str] = field(default_factory=dict)
+    """Per-pool OS-suffixed images: ``driver``, ``gds``, ``gdrcopy``, ``vgpuManager``."""
     values: dict[str, Any] = field(default_factory=dict)
+    """The pool's own entry from ``nodePools`` (gpuProduct, mig, devicePluginConfig, ...)."""
 
 
 @dataclass(frozen=True)
