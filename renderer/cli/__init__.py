@@ -57,10 +57,19 @@ def main() -> None:
 
 
 def _register() -> None:
-    from renderer.cli import build
+    """Add every ``COMMANDS`` list found in the modules of this package (one module a command).
 
-    for module in (build,):
-        for command in module.COMMANDS:
+    Command modules keep their heavy imports inside the command functions, so importing them
+    all here stays cheap.
+    """
+    import importlib
+    import pkgutil
+
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_") or info.name == "output":
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for command in getattr(module, "COMMANDS", ()):
             main.add_command(command)
 
 
