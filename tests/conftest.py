@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -13,7 +14,21 @@ from click.testing import CliRunner, Result
 from tests import realtools
 
 ROOT = Path(__file__).resolve().parent.parent
-REFERENCE = ROOT.parent / "shared" / "reference"
+
+
+def _reference() -> Path:
+    """The upstream data files (shared/reference) beside the checkout, or above it."""
+    override = os.environ.get("GPU_RENDER_REFERENCE")
+    if override:
+        return Path(override)
+    for parent in ROOT.parents:
+        candidate = parent / "shared" / "reference"
+        if candidate.is_dir():
+            return candidate
+    return ROOT.parent / "shared" / "reference"
+
+
+REFERENCE = _reference()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
