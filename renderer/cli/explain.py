@@ -19,8 +19,14 @@ def explain_cmd(key: str, fmt: str) -> None:
 
 
 @click.command("schema")
-def schema_cmd() -> None:
+@click.option("--format", "fmt", type=click.Choice(["json", "markdown"]), default="json", show_default=True, help="json: the JSON Schema; markdown: the reference page (docs/reference.md).")
+def schema_cmd(fmt: str) -> None:
     """Print the JSON Schema of the policy (values.yaml and overlays)."""
+    if fmt == "markdown":
+        from renderer.refdoc import reference_markdown
+
+        click.echo(reference_markdown(), nl=False)
+        return
     from renderer.schema import schema_text
 
     click.echo(schema_text(), nl=False)
