@@ -16,10 +16,6 @@ from renderer.loader import load_text
 from renderer.problems import UserError
 from renderer.schema import OPERATOR_ONLY
 
-NESTED_OPERATOR_ONLY: dict[tuple[str, ...], str] = {
-    ("driver", "nvidiaDriverCRD"): "per-pool driver settings are nodePools[].driver; gpu-render renders no NVIDIADriver CR",
-}
-
 
 @dataclass(frozen=True)
 class Imported:
@@ -37,11 +33,8 @@ def import_values(raw: bytes, path: str) -> Imported:
     yaml.width = 100
     doc: Any = yaml.load(raw)
     dropped: list[tuple[str, str]] = []
-    for key, why in OPERATOR_ONLY.items():
-        if key in doc:
-            del doc[key]
-            dropped.append((key, why))
-    for parts, why in NESTED_OPERATOR_ONLY.items():
+    for pointer, why in OPERATOR_ONLY.items():
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer[1:].split("/")]
         node = doc
         for part in parts[:-1]:
             node = node.get(part) if hasattr(node, "get") else None

@@ -106,21 +106,49 @@ def _type_name(value: object) -> str:
 
 
 # Keys that only mean something to the in-cluster operator: accepted, warned about.
+# Keyed by JSON pointer into the values; the text says why the key does nothing here.
 OPERATOR_ONLY: dict[str, str] = {
-    "operator": "gpu-render deploys no operator controller; its Deployment settings have no effect",
-    "clusterPolicy": "no ClusterPolicy is rendered; objects are rendered directly",
-    "gpuCluster": "the experimental GPUCluster/DRA stack is not rendered by gpu-render",
-    "draDriver": "the DRA driver belongs to the GPUCluster stack, which gpu-render does not render",
-    "platform": "set cluster.capabilities.openshift instead; platform.* is unused upstream too",
-    "kataManager": "the kata manager state is permanently disabled in the operator",
-    "node-feature-discovery": "NFD is rendered from the nfd.* keys; subchart values have no effect",
+    "/operator": "gpu-render deploys no operator controller; its Deployment settings have no effect",
+    "/clusterPolicy": "no ClusterPolicy is rendered; objects are rendered directly",
+    "/gpuCluster": "the experimental GPUCluster/DRA stack is not rendered by gpu-render",
+    "/draDriver": "the DRA driver belongs to the GPUCluster stack, which gpu-render does not render",
+    "/platform": "set cluster.capabilities.openshift instead",
+    "/psp": "PodSecurityPolicy was removed in Kubernetes 1.25; use psa.enabled",
+    "/kataManager": "the kata manager state is permanently disabled in the operator",
+    "/node-feature-discovery": "NFD is rendered from the nfd.* keys; subchart values have no effect",
+    "/extraObjects": "the chart's extra Helm-templated manifests are not rendered; use overlays/<cluster>/patches",
+    "/driver/nvidiaDriverCRD": "no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver",
+    "/driver/useNvidiaDriverCRD": "no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver",
+    "/driver/useOpenKernelModules": "deprecated and ignored upstream too; use driver.kernelModuleType",
+    "/cdi/default": "deprecated and ignored upstream too",
+    "/driver/upgradePolicy/autoUpgrade": "the upgrade controller is part of the operator; driver DaemonSets use OnDelete (see gpuPodDeletion/drain for k8s-driver-manager)",
+    "/driver/upgradePolicy/maxParallelUpgrades": "the upgrade controller is part of the operator; driver pods are replaced when you delete them (OnDelete)",
+    "/driver/upgradePolicy/maxUnavailable": "the upgrade controller is part of the operator; driver pods are replaced when you delete them (OnDelete)",
+    "/driver/upgradePolicy/waitForCompletion": "the upgrade controller is part of the operator; k8s-driver-manager does not wait for jobs",
 }
 
 
 def operator_only_warnings(located: Located) -> list[Problem]:
+    """A warning for each operator-only key the user set (empty lists and maps are ignored)."""
     out = []
-    for key, why in OPERATOR_ONLY.items():
-        if key in located.data:
-            file, line, col = located.locate(pointer_of([key]), key=True)
-            out.append(Problem(file, line, col, pointer_of([key]), f"{key!r} has no effect: {why}", code="operator-only", severity=Severity.WARNING))
-    return out
+    for pointer, why in OPERATOR_ONLY.items():
+        found, value = _lookup(located.data, pointer)
+        if not found or value in ([], {}):
+            continue
+        file, line, col = located.locate(pointer, key=True)
+        dotted = ".".join(_unescape(part) for part in pointer[1:].split("/"))
+        out.append(Problem(file, line, col, pointer, f"{dotted!r} has no effect: {why}", code="operator-only", severity=Severity.WARNING))
+    return sorted(out)
+
+
+def _unescape(part: str) -> str:
+    return part.replace("~1", "/").replace("~0", "~")
+
+
+def _lookup(data: Any, pointer: str) -> tuple[bool, Any]:
+    node = data
+    for part in pointer[1:].split("/"):
+        if not isinstance(node, dict) or _unescape(part) not in node:
+            return False, None
+        node = node[_unescape(part)]
+    return True, node
