@@ -43,22 +43,40 @@ def read_inputs(values: Path, overlays: Path | None) -> Inputs:
         raise UserError(f"values file not found: {display(values)}", hint="pass --values FILE or run in a policy repo")
     clusters: list[ClusterInput] = []
     if overlays is not None and overlays.is_dir():
+        root = overlays.absolute().parent.resolve()
+        _inside(overlays, root)
         for entry in sorted(overlays.iterdir()):
             if not entry.is_dir() or entry.name.startswith("."):
                 continue
-            clusters.append(_read_cluster(entry))
+            clusters.append(_read_cluster(entry, root))
     return Inputs(values.read_bytes(), display(values), tuple(clusters))
 
 
-def _read_cluster(folder: Path) -> ClusterInput:
-    vpath = folder / "values.yaml"
+def _inside(path: Path, root: Path) -> Path:
+    """``path`` itself, refused when it is a symlink that leads outside the policy repo.
+
+    The policy repo is the folder holding ``overlays/``; a symlinked overlay file pointing
+    anywhere else (``/etc/...``, a home folder) would let a pull request read it into output.
+    """
+    target = path.resolve()
+    if target != root and root not in target.parents:
+        raise UserError(
+            f"refusing to read {display(path)}: it is a symlink to {target}, outside the policy repo",
+            hint="copy the file into the repo instead of linking to it",
+        )
+    return path
+
+
+def _read_cluster(folder: Path, root: Path) -> ClusterInput:
+    _inside(folder, root)
+    vpath = _inside(folder / "values.yaml", root)
     values = vpath.read_bytes() if vpath.is_file() else b""
-    npath = folder / "nodes.json"
+    npath = _inside(folder / "nodes.json", root)
     nodes = npath.read_bytes() if npath.is_file() else None
     patches: list[tuple[str, bytes]] = []
-    pdir = folder / "patches"
+    pdir = _inside(folder / "patches", root)
     if pdir.is_dir():
         for p in sorted(pdir.iterdir()):
             if p.is_file() and p.suffix in (".yaml", ".yml"):
-                patches.append((p.name, p.read_bytes()))
+                patches.append((_inside(p, root).name, p.read_bytes()))
     return ClusterInput(folder.name, values, display(vpath), nodes, display(npath) if nodes is not None else "", tuple(patches))

@@ -39,7 +39,7 @@ def execute_build(opts: BuildOptions) -> int:
     from renderer.pipeline import plan
     from renderer.problems import UserError
     from renderer.render import render_plan
-    from renderer.write import plan_changes, write_tree
+    from renderer.write import open_output, plan_changes, write_tree
 
     p = plan(read_inputs(opts.values, opts.overlays))
     if p.errors or p.base is None:
@@ -50,7 +50,8 @@ def execute_build(opts: BuildOptions) -> int:
     files = render_plan(p)
     if opts.check:
         try:
-            changes = plan_changes(opts.out, files, force=True)
+            with open_output(opts.out):  # finishes an interrupted build before comparing
+                changes = plan_changes(opts.out, files, force=True)
         except UserError as exc:
             print_user_error(exc, opts.fmt)
             return EXIT_PROBLEMS
