@@ -1,0 +1,151 @@
+"""``gpu-render diff [BASE] [HEAD]``: what a policy change does to the rendered objects.
+
+Each side is a git ref (the policy at that commit, read with git into memory), a policy
+folder (``values.yaml`` + ``overlays/``), or an output folder (``gpu-render.lock`` or
+``base/``). Default: the merge base with the default branch vs the working tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from renderer.cli import EXIT_OK, EXIT_PROBLEMS
+from renderer.diff import CLASSES, Diff, Side
+from renderer.inputs import Inputs
+from renderer.problems import UserError
+
+
+@dataclass(frozen=True)
+class DiffOptions:
+    base: str | None
+    head: str | None
+    values: Path
+    overlays: Path
+    fmt: str
+    show_noise: bool
+    exit_code: bool
+    fail_on: tuple[str, ...]
+    parts_dir: Path | None
+    comment_limit: int
+
+
+@dataclass(frozen=True)
+class Source:
+    """A side before rendering: either policy inputs or an output tree."""
+
+    label: str
+    inputs: Inputs | None = None
+    tree: dict[str, str] | None = None
+
+
+def resolve_source(arg: str | None, opts: DiffOptions, cwd: Path, *, is_base: bool) -> Source:
+    from renderer import gitsource
+    from renderer.inputs import read_inputs
+
+    if arg is None:
+        if is_base:
+            label, sha = gitsource.merge_base(cwd)
+            return Source(f"{label} {sha[:12]}", gitsource.read_inputs_at(sha, label, cwd, str(opts.values), str(opts.overlays)))
+        return Source("working tree", read_inputs(opts.values, opts.overlays))
+    folder = Path(arg)
+    if folder.is_dir():
+        if (folder / "gpu-render.lock").is_file() or (folder / "base").is_dir():
+            return Source(arg, tree=gitsource.read_folder(folder))
+        if (folder / "values.yaml").is_file():
+            return Source(arg, read_inputs(folder / "values.yaml", folder / "overlays"))
+        raise UserError(f"{arg}: neither an output folder (gpu-render.lock, base/) nor a policy folder (values.yaml)")
+    commit = gitsource.commit_of(arg, cwd)
+    if commit is None:
+        raise UserError(f"{arg}: not a folder and not a git commit here", hint="pass a git ref (main, HEAD~1, a sha) or a folder")
+    return Source(f"{arg} {commit[:12]}", gitsource.read_inputs_at(commit, arg, cwd, str(opts.values), str(opts.overlays)))
+
+
+def _plan(src: Source):  # type: ignore[no-untyped-def]
+    from renderer.pipeline import plan
+
+    assert src.inputs is not None
+    p = plan(src.inputs)
+    if p.errors or p.base is None:
+        raise UserError(f"{src.label}: the policy has problems; nothing to diff", problems=p.problems)
+    return p
+
+
+def to_side(src: Source, as_tree: bool) -> Side:
+    from renderer.diff import side_from_models, side_from_tree
+    from renderer.render import render_plan
+
+    if src.tree is not None:
+        return side_from_tree(src.label, src.tree)
+    p = _plan(src)
+    if as_tree:
+        return side_from_tree(src.label, render_plan(p))
+    return side_from_models(src.label, p.base, p.clusters)
+
+
+def compute(opts: DiffOptions, cwd: Path) -> Diff:
+    from renderer.diff import diff_sides
+
+    old = resolve_source(opts.base, opts, cwd, is_base=True)
+    new = resolve_source(opts.head, opts, cwd, is_base=False)
+    as_tree = old.tree is not None or new.tree is not None
+    return diff_sides(to_side(old, as_tree), to_side(new, as_tree))
+
+
+def execute(opts: DiffOptions, cwd: Path) -> int:
+    from renderer import diff_report
+
+    d = compute(opts, cwd)
+    if opts.fmt == "json":
+        click.echo(diff_report.json_text(d, show_noise=opts.show_noise), nl=False)
+    elif opts.fmt == "markdown":
+        body = diff_report.markdown(d, show_noise=opts.show_noise)
+        parts = diff_report.split_markdown(body, opts.comment_limit)
+        if opts.parts_dir is not None:
+            opts.parts_dir.mkdir(parents=True, exist_ok=True)
+            for old in opts.parts_dir.glob("part-*.md"):
+                old.unlink()
+            for i, part in enumerate(parts, 1):
+                (opts.parts_dir / f"part-{i:03d}.md").write_text(part, encoding="utf-8")
+        click.echo("\n".join(parts), nl=False)
+    else:
+        import os
+        import sys
+
+        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        click.echo(diff_report.text(d, show_noise=opts.show_noise, color=color), nl=False)
+    hit = [c for c in opts.fail_on if c in d.classes()]
+    if hit:
+        click.echo(f"gpu-render diff: failing on disruption class {', '.join(hit)}", err=True)
+        return EXIT_PROBLEMS
+    if opts.exit_code and d.changed:
+        return EXIT_PROBLEMS
+    return EXIT_OK
+
+
+@click.command("diff")
+@click.argument("base", required=False)
+@click.argument("head", required=False)
+@click.option("--values", "values", type=click.Path(path_type=Path), default=Path("values.yaml"), show_default=True, help="Fleet values file (also its path inside git refs).")
+@click.option("--overlays", type=click.Path(path_type=Path), default=Path("overlays"), show_default=True, help="Overlays folder (also its path inside git refs).")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True, help="Output format.")
+@click.option("--show-noise", is_flag=True, help="Also list generated checksums and version labels.")
+@click.option("--exit-code", is_flag=True, help="Exit 1 when there are changes (noise aside).")
+@click.option("--fail-on", multiple=True, type=click.Choice(list(CLASSES)), help="Exit 1 when a change has this disruption class (repeatable).")
+@click.option("--parts-dir", type=click.Path(path_type=Path), default=None, help="markdown: also write each comment-sized part to DIR/part-NNN.md.")
+@click.option("--comment-limit", type=click.IntRange(1000), default=65_536, show_default=True, hidden=True, help="markdown: characters per part.")
+def diff_cmd(base: str | None, head: str | None, values: Path, overlays: Path, fmt: str, show_noise: bool, exit_code: bool, fail_on: tuple[str, ...], parts_dir: Path | None, comment_limit: int) -> None:
+    """Semantic diff of the rendered stack between BASE and HEAD, with disruption classes.
+
+    BASE and HEAD are git refs, policy folders or output folders. Default BASE: the merge
+    base with the default branch; default HEAD: the working tree.
+    """
+    opts = DiffOptions(base, head, values, overlays, fmt, show_noise, exit_code, fail_on, parts_dir, comment_limit)
+    code = execute(opts, Path.cwd())
+    if code:
+        raise SystemExit(code)
+
+
+COMMANDS = [diff_cmd]

@@ -1,0 +1,132 @@
+"""Read a policy (values.yaml + overlays/) or an output folder from a git commit, in memory.
+
+The I/O edge of ``gpu-render diff``: runs ``git`` as a subprocess, never touches the
+working tree or the index, and hands the bytes to :mod:`renderer.inputs` types so the pure
+pipeline renders them exactly as it renders files on disk.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path, PurePosixPath
+
+from renderer.inputs import ClusterInput, Inputs
+from renderer.problems import UserError
+
+
+def git(args: list[str], cwd: Path, *, stdin: bytes | None = None, check: bool = True) -> bytes:
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, timeout=120)
+    except FileNotFoundError as exc:
+        raise UserError("git is not installed", hint="install git or pass output folders to compare") from exc
+    if check and proc.returncode != 0:
+        msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise UserError(f"git {' '.join(args)}: {msg[-1] if msg else 'failed'}")
+    return proc.stdout
+
+
+def commit_of(ref: str, cwd: Path) -> str | None:
+    """The commit id ``ref`` names, or None when it is not a commit here (or not a repo)."""
+    proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=cwd, capture_output=True, timeout=60)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def prefix(cwd: Path) -> str:
+    """Where ``cwd`` stands inside its repository (``""`` or ``sub/dir/``)."""
+    return git(["rev-parse", "--show-prefix"], cwd).decode().strip()
+
+
+def default_branch(cwd: Path) -> str:
+    """origin/HEAD's branch, else main, else master."""
+    proc = subprocess.run(["git", "symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"], cwd=cwd, capture_output=True, timeout=60)
+    if proc.returncode == 0:
+        return proc.stdout.decode().strip().removeprefix("refs/remotes/")
+    for name in ("main", "master", "origin/main", "origin/master"):
+        if commit_of(name, cwd):
+            return name
+    raise UserError("no default branch (main, master or origin/HEAD) to diff against", hint="pass BASE explicitly, e.g. gpu-render diff HEAD~1")
+
+
+def merge_base(cwd: Path) -> tuple[str, str]:
+    """(label, commit) of the merge base of HEAD with the default branch."""
+    branch = default_branch(cwd)
+    sha = git(["merge-base", "HEAD", branch], cwd).decode().strip()
+    return f"merge-base({branch})", sha
+
+
+def _read_blobs(commit: str, paths: list[str], cwd: Path) -> dict[str, bytes]:
+    """Contents of ``paths`` at ``commit`` in one ``git cat-file --batch`` call."""
+    if not paths:
+        return {}
+    request = "".join(f"{commit}:{p}\n" for p in paths).encode()
+    raw = git(["cat-file", "--batch"], cwd, stdin=request)
+    out: dict[str, bytes] = {}
+    pos = 0
+    for p in paths:
+        end = raw.index(b"\n", pos)
+        header = raw[pos:end].split()
+        pos = end + 1
+        if len(header) < 3 or header[1] != b"blob":
+            continue
+        size = int(header[2])
+        out[p] = raw[pos : pos + size]
+        pos += size + 1
+    return out
+
+
+def list_files(commit: str, folder: str, cwd: Path) -> list[str]:
+    """Every file path under ``folder`` (repository-relative) at ``commit``."""
+    raw = git(["ls-tree", "-r", "-z", "--name-only", commit, "--", folder.rstrip("/") + "/"], cwd)
+    return sorted(p for p in raw.decode("utf-8").split("\0") if p)
+
+
+def read_inputs_at(commit: str, label: str, cwd: Path, values: str = "values.yaml", overlays: str = "overlays") -> Inputs:
+    """The policy as it was at ``commit``; paths are relative to ``cwd`` as on disk."""
+    pre = prefix(cwd)
+    values_path = str(PurePosixPath(pre) / values)
+    overlays_path = str(PurePosixPath(pre) / overlays)
+    listed = list_files(commit, overlays_path, cwd)
+    wanted = [values_path]
+    per_cluster: dict[str, list[str]] = {}
+    for path in listed:
+        rel = PurePosixPath(path).relative_to(overlays_path)
+        if len(rel.parts) < 2 or rel.parts[0].startswith("."):
+            continue
+        per_cluster.setdefault(rel.parts[0], []).append(path)
+        wanted.append(path)
+    blobs = _read_blobs(commit, wanted, cwd)
+    if values_path not in blobs:
+        raise UserError(f"{label}: {values_path} does not exist at that commit", hint="pass an output folder, or a ref that has the policy")
+    clusters = []
+    for name in sorted(per_cluster):
+        base = f"{overlays_path}/{name}"
+        vals = f"{base}/values.yaml"
+        nodes = f"{base}/nodes.json"
+        patches = tuple(
+            (PurePosixPath(p).name, blobs[p])
+            for p in per_cluster[name]
+            if p.startswith(f"{base}/patches/") and p.endswith((".yaml", ".yml")) and p.count("/") == base.count("/") + 2
+        )
+        clusters.append(
+            ClusterInput(
+                name,
+                blobs.get(vals, b""),
+                f"{label}:{vals}",
+                blobs.get(nodes),
+                f"{label}:{nodes}" if nodes in blobs else "",
+                patches,
+            )
+        )
+    return Inputs(blobs[values_path], f"{label}:{values_path}", tuple(clusters))
+
+
+def read_folder(folder: Path) -> dict[str, str]:
+    """An output folder on disk as ``{relative path: text}`` (undecodable files are skipped)."""
+    out: dict[str, str] = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts):
+            try:
+                out[path.relative_to(folder).as_posix()] = path.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+    return out

@@ -1,0 +1,283 @@
+"""gpu-render diff on real git repositories built in tmp folders: summary, classes, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from click.testing import Result
+
+from renderer import diff_report
+from renderer.diff import Keyed, diff_sides, field_diff, side_from_tree
+from tests.conftest import ROOT
+
+VALUES = """\
+cluster:
+  kubeVersion: "1.35"
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+  - name: rhel94
+    os: {id: rhel, version: "9.4"}
+driver:
+  version: "570.124.06"
+"""
+
+SCHEMA = json.loads((ROOT / "schemas" / "diff.schema.json").read_text())
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env, check=True)
+    return proc.stdout
+
+
+def write(repo: Path, files: dict[str, str | None]) -> None:
+    for rel, text in files.items():
+        target = repo / rel
+        if text is None:
+            target.unlink()
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+
+def commit(repo: Path, files: dict[str, str | None], message: str) -> None:
+    write(repo, files)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit(tmp_path, {"values.yaml": VALUES, "overlays/prod/values.yaml": "mig:\n  strategy: single\n", "overlays/staging/values.yaml": "# same as fleet\n"}, "policy")
+    git(tmp_path, "checkout", "-q", "-b", "change")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+Run = Callable[..., Result]
+
+
+def diff_json(run_cli: Run, *args: str) -> dict[str, Any]:
+    result = run_cli("diff", *args, "--format", "json")
+    assert result.exit_code == 0, result.output + result.stderr
+    data: dict[str, Any] = json.loads(result.stdout)
+    jsonschema.validate(data, SCHEMA)
+    return data
+
+
+def disruption(data: dict[str, Any], cls: str) -> dict[str, Any]:
+    found = [d for d in data["disruptions"] if d["class"] == cls]
+    assert found, f"no {cls} in {[d['class'] for d in data['disruptions']]}"
+    return found[0]
+
+
+def codes(run_cli: Run, *args: str) -> dict[str, int]:
+    """Exit codes of the diff with --exit-code and with --fail-on each class."""
+    out = {"exit-code": run_cli("diff", *args, "--exit-code").exit_code, "plain": run_cli("diff", *args).exit_code}
+    for cls in ("driver-reload", "runtime-restart", "gpu-reset", "scheduling-pause", "none"):
+        out[cls] = run_cli("diff", *args, "--fail-on", cls).exit_code
+    return out
+
+
+def test_driver_bump_on_one_pool(repo: Path, run_cli: Run) -> None:
+    bumped = VALUES.replace('os: {id: ubuntu, version: "22.04"}', 'os: {id: ubuntu, version: "22.04"}\n    driver: {version: "580.95.05"}')
+    commit(repo, {"values.yaml": bumped}, "bump ubuntu driver")
+    data = diff_json(run_cli, "main", "change")
+    assert {"label": "driver pool ubuntu2204", "old": "570.124.06", "new": "580.95.05", "clusters": ["fleet", "prod", "staging"]} in data["versions"]
+    assert not [v for v in data["versions"] if "rhel94" in v["label"]]
+    reload = disruption(data, "driver-reload")
+    assert reload["pools"] == ["ubuntu2204"]
+    assert reload["clusters"] == ["fleet", "prod", "staging"]
+    assert data["summary"]["classes"][0] == "driver-reload"
+    text = run_cli("diff", "main", "change").stdout
+    assert "driver pool ubuntu2204: 570.124.06 -> 580.95.05" in text
+    assert text.index("Plan:") < text.index("Versions") < text.index("Disruptions")
+    got = codes(run_cli, "main", "change")
+    assert got == {"exit-code": 1, "plain": 0, "driver-reload": 1, "runtime-restart": 0, "gpu-reset": 0, "scheduling-pause": 0, "none": 0}
+
+
+def test_default_sides_are_merge_base_and_working_tree(repo: Path, run_cli: Run) -> None:
+    write(repo, {"overlays/staging/values.yaml": "nodePools:\n  - name: ubuntu2204\n    os: {id: ubuntu, version: '22.04'}\n    driver: {version: '580.95.05'}\n"})
+    before = git(repo, "status", "--porcelain")
+    data = diff_json(run_cli)
+    assert data["base"].startswith("merge-base(main)") and data["head"] == "working tree"
+    assert disruption(data, "driver-reload")["clusters"] == ["staging"]
+    # the rhel94 pool disappears from staging's overlay: its driver pool goes away
+    assert any(p["path"] == "nodePools[name=rhel94]" and p["new"] is None for p in data["policy"])
+    assert git(repo, "status", "--porcelain") == before  # the working tree is never touched
+
+
+def test_mig_strategy_change(repo: Path, run_cli: Run) -> None:
+    commit(repo, {"overlays/prod/values.yaml": "mig:\n  strategy: mixed\n"}, "mixed MIG on prod")
+    data = diff_json(run_cli, "main", "change")
+    reset = disruption(data, "gpu-reset")
+    assert reset["clusters"] == ["prod"]
+    assert any("mig.strategy" in r for r in reset["reasons"])
+    assert {p["path"] for p in data["policy"]} == {"mig.strategy"}
+    changed = [o for o in data["objects"] if o["cluster"] == "prod"]
+    assert changed and all(o["op"] == "changed" for o in changed)
+    assert any("MIG_STRATEGY" in f["path"] for o in changed for f in o["fields"])
+    assert [o for o in data["objects"] if o["cluster"] != "prod"] == []
+    got = codes(run_cli, "main", "change")
+    assert got["gpu-reset"] == 1 and got["driver-reload"] == 0 and got["exit-code"] == 1
+
+
+def test_toolkit_runtime_change(repo: Path, run_cli: Run) -> None:
+    commit(repo, {"overlays/staging/values.yaml": "cluster:\n  containerRuntime: crio\n"}, "staging moves to CRI-O")
+    data = diff_json(run_cli, "main", "change")
+    restart = disruption(data, "runtime-restart")
+    assert restart["clusters"] == ["staging"]
+    assert restart["pools"] == ["*"]
+    assert "driver-reload" not in data["summary"]["classes"]
+    assert codes(run_cli, "main", "change")["runtime-restart"] == 1
+
+
+def test_component_disabled(repo: Path, run_cli: Run) -> None:
+    commit(repo, {"values.yaml": VALUES + "devicePlugin:\n  enabled: false\n"}, "no device plugin")
+    data = diff_json(run_cli, "main", "change")
+    removed = [o for o in data["objects"] if o["cluster"] == "fleet"]
+    assert removed and {o["op"] for o in removed} == {"removed"}
+    assert {o["component"] for o in removed} == {"device-plugin"}
+    assert {"DaemonSet", "ServiceAccount"} <= {o["kind"] for o in removed}
+    assert data["summary"]["removed"] == 3 * len(removed)
+    assert disruption(data, "scheduling-pause")["clusters"] == ["fleet", "prod", "staging"]
+    md = run_cli("diff", "main", "change", "--format", "markdown").stdout
+    assert "| fleet | device-plugin | 0 | 0 | 4 | 0 | scheduling-pause, none |" in md
+    assert codes(run_cli, "main", "change")["scheduling-pause"] == 1
+
+
+def test_cluster_added(repo: Path, run_cli: Run) -> None:
+    commit(repo, {"overlays/west/values.yaml": "mig:\n  strategy: mixed\n"}, "new cluster west")
+    data = diff_json(run_cli, "main", "change")
+    assert data["summary"]["clustersAdded"] == ["west"]
+    assert data["summary"]["clusters"] == ["fleet", "prod", "staging", "west"]
+    assert {o["cluster"] for o in data["objects"]} == {"west"}
+    assert {o["op"] for o in data["objects"]} == {"added"}
+    assert data["policy"] == []
+    text = run_cli("diff", "main", "change").stdout
+    assert "clusters added: west" in text
+    assert codes(run_cli, "main", "change")["exit-code"] == 1
+
+
+def test_object_renamed(repo: Path, run_cli: Run) -> None:
+    commit(repo, {"values.yaml": VALUES.replace('kubeVersion: "1.35"', 'kubeVersion: "1.35"\n  runtimeClass: nvidia-gpu')}, "rename the runtime class")
+    data = diff_json(run_cli, "main", "change")
+    renamed = [o for o in data["objects"] if o["op"] == "renamed"]
+    assert [(o["cluster"], o["kind"], o["oldName"], o["name"]) for o in renamed] == [
+        (c, "RuntimeClass", "nvidia", "nvidia-gpu") for c in ("fleet", "prod", "staging")
+    ]
+    assert not [o for o in data["objects"] if o["kind"] == "RuntimeClass" and o["op"] != "renamed"]
+    assert data["summary"]["renamed"] == 3
+    text = run_cli("diff", "main", "change").stdout
+    assert "> RuntimeClass/nvidia-gpu (was nvidia)" in text
+    got = codes(run_cli, "main", "change")
+    assert got["exit-code"] == 1 and got["driver-reload"] == 0
+
+
+def test_no_change_exits_zero(repo: Path, run_cli: Run) -> None:
+    result = run_cli("diff", "main", "change", "--exit-code")
+    assert result.exit_code == 0
+    assert "No changes." in result.stdout
+    assert diff_json(run_cli, "main", "change")["changed"] is False
+
+
+def test_bad_ref_and_bad_policy_are_user_errors(repo: Path, run_cli: Run) -> None:
+    result = run_cli("diff", "no-such-ref", "main")
+    assert result.exit_code == 1
+    assert "not a folder and not a git commit" in result.stderr
+    commit(repo, {"values.yaml": "nodePools: 3\n"}, "broken")
+    result = run_cli("diff", "main", "change")
+    assert result.exit_code == 1
+    assert "change:values.yaml:1:" in result.stderr
+
+
+def test_output_folders_and_noise(repo: Path, run_cli: Run) -> None:
+    assert run_cli("build", "--out", "out-old", "-q").exit_code == 0
+    write(repo, {"values.yaml": VALUES + "devicePlugin:\n  version: v0.21.0\n"})
+    assert run_cli("build", "--out", "out-new", "-q").exit_code == 0
+    # a version label that only says which gpu-render built the file is noise
+    ds = next((repo / "out-new" / "base" / "device-plugin").glob("daemonset-*.yaml"))
+    ds.write_text(ds.read_text().replace("  labels:\n", "  labels:\n    app.kubernetes.io/version: 9.9.9\n", 1))
+    data = diff_json(run_cli, "out-old", "out-new")
+    assert data["noise"]["count"] == 2
+    assert {i.split(":")[0] for i in data["noise"]["items"]} == {"gpu-render.lock", "base"}
+    assert all(not f["noise"] for o in data["objects"] for f in o["fields"])
+    assert any(v["new"] == "v0.21.0" for v in data["versions"])
+    text = run_cli("diff", "out-old", "out-new").stdout
+    assert "Noise: 2 change(s) hidden" in text and "9.9.9" not in text
+    assert "9.9.9" in run_cli("diff", "out-old", "out-new", "--show-noise").stdout
+    # a git ref against an output folder: the ref is rendered to files first
+    commit(repo, {}, "device plugin v0.21.0")
+    data = diff_json(run_cli, "change", "out-new")
+    assert data["objects"] == [] or all(o["cluster"] == "base" for o in data["objects"])
+    assert data["noise"]["count"] >= 1
+
+
+def test_noise_only_does_not_count_as_change() -> None:
+    old = {"base/x/configmap-a.yaml": "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: a\n  labels: {app.kubernetes.io/version: '1'}\n", "gpu-render.lock": "{}"}
+    new = {"base/x/configmap-a.yaml": "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: a\n  labels: {app.kubernetes.io/version: '2'}\n", "gpu-render.lock": "{ }"}
+    d = diff_sides(side_from_tree("a", old), side_from_tree("b", new))
+    assert not d.changed
+    assert len(d.noise) == 2
+    assert d.classes() == ()
+
+
+def test_field_diff_matches_list_items_by_name() -> None:
+    old = {"containers": [{"name": "a", "image": "x:1", "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]}, {"name": "b", "image": "y"}]}
+    new = {"containers": [{"name": "b", "image": "y"}, {"name": "a", "image": "x:2", "env": [{"name": "B", "value": "2"}, {"name": "C", "value": "3"}]}]}
+    changes = {p: (a, b) for p, a, b in field_diff(old, new)}
+    assert ("containers", Keyed("name", "a"), "image") in changes
+    assert changes[("containers", Keyed("name", "a"), "env", Keyed("name", "C"))][1] == {"name": "C", "value": "3"}
+    assert ("containers", "(order)") in changes
+    assert len(changes) == 4
+
+
+def test_text_colour_only_when_asked(repo: Path, run_cli: Run) -> None:
+    commit(repo, {"overlays/prod/values.yaml": "mig:\n  strategy: mixed\n"}, "mixed")
+    from renderer.cli.diff import DiffOptions, compute
+
+    opts = DiffOptions("main", "change", Path("values.yaml"), Path("overlays"), "text", False, False, (), None, 65536)
+    d = compute(opts, repo)
+    assert "\x1b[" in diff_report.text(d, color=True)
+    assert "\x1b[" not in diff_report.text(d, color=False)
+    assert "\x1b[" not in run_cli("diff", "main", "change").stdout
+
+
+def test_markdown_for_200_clusters_splits_into_comments(repo: Path, run_cli: Run, tmp_path: Path) -> None:
+    overlays = {f"overlays/c{i:03d}/values.yaml": f"mig:\n  strategy: {'mixed' if i % 2 else 'single'}\n" for i in range(200)}
+    commit(repo, {"overlays/prod/values.yaml": None, "overlays/staging/values.yaml": None, **overlays}, "200 clusters")
+    git(repo, "branch", "-f", "main", "HEAD")
+    env = "devicePlugin:\n  version: v0.21.0\n  env:\n    - {name: FAIL_ON_INIT_ERROR, value: 'false'}\n    - {name: PASS_DEVICE_SPECS, value: 'true'}\n"
+    commit(repo, {"values.yaml": VALUES + env}, "device plugin update everywhere")
+    parts_dir = tmp_path / "parts"
+    result = run_cli("diff", "main", "change", "--format", "markdown", "--parts-dir", str(parts_dir))
+    assert result.exit_code == 0
+    from renderer.cli.diff import DiffOptions, compute
+
+    d = compute(DiffOptions("main", "change", Path("values.yaml"), Path("overlays"), "markdown", False, False, (), None, 65536), repo)
+    body = diff_report.markdown(d)
+    assert len(body) > 65_536  # big enough that splitting is exercised
+    parts = [p.read_text(encoding="utf-8") for p in sorted(parts_dir.glob("part-*.md"))]
+    assert len(parts) >= 2
+    assert all(len(p) < 65_536 for p in parts)
+    assert [p.splitlines()[0] for p in parts] == [f"<!-- gpu-render-diff part {i}/{len(parts)} -->" for i in range(1, len(parts) + 1)]
+    assert diff_report.join_parts(parts) == body
+    assert sum(body.count(f"<b>c{i:03d}</b>") for i in range(200)) == 200
+    assert len(disruption(json.loads(run_cli("diff", "main", "change", "--format", "json").stdout), "scheduling-pause")["clusters"]) == 201
+
+
+def test_split_keeps_every_character() -> None:
+    body = "# title\n" + "".join(f"<details><summary>{i}</summary>\n\n" + ("x" * 300 + "\n") * 5 + "</details>\n" for i in range(100)) + "y" * 5000
+    parts = diff_report.split_markdown(body, 2000)
+    assert all(len(p) < 2000 for p in parts)
+    assert diff_report.join_parts(parts) == body
+    assert diff_report.split_markdown("", 2000) == ["<!-- gpu-render-diff part 1/1 -->\n"]
