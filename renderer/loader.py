@@ -2,23 +2,41 @@
 
 The loader is the only place that parses user YAML. It returns plain Python data plus a map
 from JSON pointer to 1-based (line, column), so that any later check can point at the source.
-Hostile input (syntax errors, duplicate keys, alias bombs, deep nesting, huge files, non-UTF-8,
-object-constructing tags) becomes :class:`~renderer.problems.Problem` values, never tracebacks.
+Hostile input becomes :class:`~renderer.problems.Problem` values, never tracebacks:
+
+* syntax errors, duplicate keys, undefined aliases: the parser's own position;
+* non-UTF-8 bytes: the position of the first bad byte;
+* a root that is not a mapping, several documents in one file;
+* files over :data:`MAX_BYTES` (ruamel parses about 100 KiB a second, so the limit also
+  bounds the time a load can take);
+* nesting deeper than :data:`MAX_DEPTH`, strings longer than :data:`MAX_STRING`;
+* alias bombs ("billion laughs"): ruamel keeps an alias as a shared reference, and the walk
+  that turns nodes into plain data stops once one anchor is expanded more than
+  :data:`MAX_ALIASES` times, or the expanded data passes :data:`MAX_NODES` values or
+  :data:`MAX_CHARS` characters of strings, so time and memory stay bounded;
+* tags that construct objects (``!!python/...``, custom ``!tags``, ``!!binary``, ``!!set``,
+  ``!!omap``, ``!!pairs``): refused at the tag. Implicit timestamps stay strings, as
+  Helm reads them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from renderer.problems import Problem, pointer_of
 
-MAX_BYTES = 4 * 1024 * 1024
+MAX_BYTES = 512 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 200_000
 MAX_ALIASES = 100
+MAX_STRING = 128 * 1024
+MAX_CHARS = 4 * 1024 * 1024
 
 Position = tuple[int, int]
+
+CORE_STR_TAG = "tag:yaml.org,2002:str"
 
 
 @dataclass(frozen=True)
@@ -44,56 +62,59 @@ class Source:
             probe = probe.rsplit("/", 1)[0]
 
 
-def _problem(path: str, line: int, col: int, message: str, code: str, hint: str = "") -> Problem:
-    return Problem(path, line, col, "", message, hint=hint, code=code)
+def _problem(path: str, line: int, col: int, message: str, code: str, hint: str = "", pointer: str = "") -> Problem:
+    return Problem(path, line, col, pointer, message, hint=hint, code=code)
 
 
 def load_text(raw: bytes | str, path: str) -> tuple[Source | None, list[Problem]]:
     """Parse one YAML document; return it with positions, or the problems that stop it."""
     if isinstance(raw, bytes):
         if len(raw) > MAX_BYTES:
-            return None, [_problem(path, 1, 1, f"file is {len(raw)} bytes, over the limit of {MAX_BYTES}", "too-large")]
+            return None, [_too_large(path, len(raw))]
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = raw[: exc.start].count(b"\n") + 1
             col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-            return None, [_problem(path, line, col, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", "encoding")]
+            return None, [_problem(path, line, col, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", "encoding", hint="save the file as UTF-8")]
     else:
         text = raw
-        if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
-            return None, [_problem(path, 1, 1, f"file is over the limit of {MAX_BYTES} bytes", "too-large")]
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_BYTES:
+            return None, [_too_large(path, size)]
     if text.startswith("\ufeff"):
         text = text[1:]
     return _parse(text, path)
 
 
-def _parse(text: str, path: str) -> tuple[Source | None, list[Problem]]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+def _too_large(path: str, size: int) -> Problem:
+    return _problem(path, 1, 1, f"file is {size} bytes, over the limit of {MAX_BYTES}", "too-large", hint="split the policy into overlays, or move large configs out of it")
 
-    yaml = YAML(typ="rt")
-    yaml.allow_duplicate_keys = False
+
+def _parse(text: str, path: str) -> tuple[Source | None, list[Problem]]:
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.reader import ReaderError
+
+    yaml = _yaml()
     try:
         docs = list(yaml.load_all(text))
     except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        message = _yaml_message(exc)
-        code = "duplicate-key" if "duplicate key" in message else "syntax"
-        return None, [_problem(path, line, col, message, code)]
+        return None, [_marked_problem(exc, path)]
+    except ReaderError as exc:
+        line, col = _offset_position(text, exc.position)
+        char = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or " ")
+        return None, [_problem(path, line, col, f"control character U+{char:04X} is not allowed in YAML", "syntax")]
     except YAMLError as exc:
-        return None, [_problem(path, 1, 1, f"YAML error: {exc}", "syntax")]
+        return None, [_problem(path, 1, 1, f"YAML error: {str(exc).splitlines()[0]}", "syntax")]
     except RecursionError:
         return None, [_problem(path, 1, 1, f"nesting deeper than {MAX_DEPTH} levels", "too-deep")]
     docs = [d for d in docs if d is not None]
     if not docs:
         return Source(path, {}), []
     if len(docs) > 1:
-        return None, [_problem(path, 1, 1, "expected one YAML document, found several", "multi-doc")]
-    root = docs[0]
+        return None, [_problem(path, 1, 1, "expected one YAML document, found several", "multi-doc", hint="remove the '---' separators")]
     walker = _Walker(path)
-    data = walker.walk(root, (), 0)
+    data = walker.walk(docs[0], (), 0)
     if walker.problems:
         return None, walker.problems
     if not isinstance(data, dict):
@@ -101,14 +122,81 @@ def _parse(text: str, path: str) -> tuple[Source | None, list[Problem]]:
     return Source(path, data, walker.positions, walker.key_positions), []
 
 
-def _yaml_message(exc: Exception) -> str:
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    context = getattr(exc, "context", None)
-    if problem and "found duplicate key" in problem:
-        return problem.replace("found duplicate key", "duplicate key").split(" with value")[0]
-    if context and "duplicate" in str(context):
-        return f"duplicate key: {problem}"
-    return f"YAML syntax error: {problem}"
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.allow_duplicate_keys = False
+    yaml.Constructor = _constructor_class()
+    if hasattr(yaml, "max_depth"):  # ruamel.yaml >= 0.19: stops the composer itself
+        yaml.max_depth = MAX_DEPTH + 1
+    return yaml
+
+
+def _marked_problem(exc: Any, path: str) -> Problem:
+    mark = exc.problem_mark or exc.context_mark
+    line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    problem = str(exc.problem or "").strip() or str(exc).splitlines()[0]
+    if "maximum depth" in problem:
+        return _problem(path, line, col, f"nesting deeper than {MAX_DEPTH} levels", "too-deep")
+    if "found duplicate key" in problem:
+        key = problem.replace("found duplicate key", "").split(" with value")[0].strip()
+        hint = ""
+        if exc.context_mark is not None and exc.context_mark is not mark:
+            hint = f"first defined at line {exc.context_mark.line + 1}"
+        return _problem(path, line, col, f"duplicate key {key}", "duplicate-key", hint=hint)
+    if getattr(exc, "code", "") == "tag":
+        return _problem(path, line, col, problem, "tag", hint="only plain YAML values are allowed: mappings, lists, strings, numbers, booleans, null")
+    if getattr(exc, "code", "") == "int":
+        return _problem(path, line, col, problem, "syntax")
+    hint = ""
+    context = str(exc.context or "").strip()
+    if context and exc.context_mark is not None and exc.context_mark is not mark:
+        hint = f"{context} at line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1}"
+    return _problem(path, line, col, f"YAML syntax error: {problem}", "syntax", hint=hint)
+
+
+def _offset_position(text: str, offset: int) -> Position:
+    offset = max(0, min(offset, len(text)))
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+@cache
+def _constructor_class() -> Any:
+    """A round-trip constructor that refuses object-constructing tags, with their position."""
+    from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
+
+    class TagError(ConstructorError):
+        code = "tag"
+
+    class IntError(ConstructorError):
+        code = "int"
+
+    class SafeConstructor(RoundTripConstructor):
+        def refuse(self, node: Any) -> None:
+            raise TagError(None, None, f"YAML tag {_tag_text(node.tag)!r} is not allowed", node.start_mark)
+
+        def timestamp_as_text(self, node: Any) -> str:
+            return str(node.value)
+
+        def construct_yaml_int(self, node: Any) -> Any:
+            try:
+                return super().construct_yaml_int(node)
+            except ValueError:
+                raise IntError(None, None, f"integer with {len(str(node.value))} digits is too long", node.start_mark) from None
+
+    SafeConstructor.add_constructor("tag:yaml.org,2002:int", SafeConstructor.construct_yaml_int)
+    for tag in ("binary", "omap", "pairs", "set"):
+        SafeConstructor.add_constructor(f"tag:yaml.org,2002:{tag}", SafeConstructor.refuse)
+    SafeConstructor.add_constructor(None, SafeConstructor.refuse)
+    SafeConstructor.add_constructor("tag:yaml.org,2002:timestamp", SafeConstructor.timestamp_as_text)
+    return SafeConstructor
+
+
+def _tag_text(tag: object) -> str:
+    """``tag:yaml.org,2002:python/name:os.system`` -> ``!!python/name:os.system``."""
+    return str(tag).replace("tag:yaml.org,2002:", "!!")
 
 
 def _kind(value: object) -> str:
@@ -118,7 +206,11 @@ def _kind(value: object) -> str:
         return "a list"
     if value is None:
         return "null"
-    return f"a {type(value).__name__}"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "a string"
 
 
 class _Walker:
@@ -130,69 +222,110 @@ class _Walker:
         self.key_positions: dict[str, Position] = {}
         self.problems: list[Problem] = []
         self.nodes = 0
+        self.chars = 0
         self.seen: dict[int, int] = {}
 
+    def fail(self, pointer: str, message: str, code: str, hint: str = "") -> None:
+        line, col = self.positions.get(pointer, (1, 1))
+        self.problems.append(_problem(self.path, line, col, message, code, hint=hint, pointer=pointer))
+
     def walk(self, node: Any, path: tuple[object, ...], depth: int) -> Any:
-        from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
         if self.problems:
             return None
         self.nodes += 1
         pointer = pointer_of(path)
         if depth > MAX_DEPTH:
-            line, col = self.positions.get(pointer, (1, 1))
-            self.problems.append(_problem(self.path, line, col, f"nesting deeper than {MAX_DEPTH} levels", "too-deep"))
+            self.fail(pointer, f"nesting deeper than {MAX_DEPTH} levels", "too-deep")
             return None
         if self.nodes > MAX_NODES:
-            self.problems.append(_problem(self.path, 1, 1, f"more than {MAX_NODES} values (alias expansion or a very large file)", "too-many-nodes"))
+            self.fail(pointer, f"more than {MAX_NODES} values after expanding aliases", "too-many-nodes")
             return None
         if isinstance(node, (CommentedMap, CommentedSeq)):
             count = self.seen.get(id(node), 0) + 1
             self.seen[id(node)] = count
             if count > MAX_ALIASES:
-                line, col = self.positions.get(pointer, (1, 1))
-                self.problems.append(_problem(self.path, line, col, f"an alias is expanded more than {MAX_ALIASES} times", "alias-limit"))
+                self.fail(pointer, f"an anchor is expanded more than {MAX_ALIASES} times", "alias-limit", hint="aliases that multiply (a 'billion laughs' document) are refused")
                 return None
         if isinstance(node, CommentedMap):
-            out: dict[str, Any] = {}
-            for key in node:
-                if isinstance(key, (CommentedMap, CommentedSeq)) or not isinstance(key, (str, int, float, bool)) or key is None:
-                    line, col = self._key_pos(node, key)
-                    self.problems.append(_problem(self.path, line, col, "mapping keys must be plain scalars", "bad-key"))
-                    return None
-                child = (*path, str(key))
-                cp = pointer_of(child)
-                kl, kc = self._key_pos(node, key)
-                self.key_positions[cp] = (kl, kc)
-                self.positions[cp] = self._value_pos(node, key, (kl, kc))
-                out[str(key)] = self.walk(node[key], child, depth + 1)
-            return out
+            return self._mapping(node, path, depth)
         if isinstance(node, CommentedSeq):
-            items: list[Any] = []
-            for index, item in enumerate(node):
-                child = (*path, index)
-                cp = pointer_of(child)
-                try:
-                    line, col = node.lc.item(index)
-                    self.positions[cp] = (line + 1, col + 1)
-                except (AttributeError, KeyError, TypeError, IndexError):
-                    self.positions[cp] = self.positions.get(pointer, (1, 1))
-                self.key_positions[cp] = self.positions[cp]
-                items.append(self.walk(item, child, depth + 1))
-            return items
-        if isinstance(node, TaggedScalar):
-            line, col = self.positions.get(pointer, (1, 1))
-            self.problems.append(_problem(self.path, line, col, f"YAML tag {node.tag.value!r} is not allowed", "tag"))
-            return None
-        return _scalar(node)
+            return self._sequence(node, path, depth)
+        return self._scalar(node, pointer)
+
+    def _mapping(self, node: Any, path: tuple[object, ...], depth: int) -> Any:
+        out: dict[str, Any] = {}
+        for key in node:
+            if key is None or not isinstance(key, (str, int, float, bool)):
+                line, col = self._key_pos(node, key, self.positions.get(pointer_of(path), (1, 1)))
+                self.problems.append(_problem(self.path, line, col, "mapping keys must be plain strings or numbers", "bad-key", pointer=pointer_of(path)))
+                return None
+            name = self._key_text(key)
+            child = (*path, name)
+            cp = pointer_of(child)
+            kl, kc = self._key_pos(node, key, self.positions.get(pointer_of(path), (1, 1)))
+            if name in out:
+                self.problems.append(_problem(self.path, kl, kc, f"duplicate key {name!r}", "duplicate-key", pointer=cp))
+                return None
+            self.key_positions[cp] = (kl, kc)
+            self.positions[cp] = self._value_pos(node, key, (kl, kc))
+            out[name] = self.walk(node[key], child, depth + 1)
+        return out
+
+    def _sequence(self, node: Any, path: tuple[object, ...], depth: int) -> Any:
+        items: list[Any] = []
+        for index, item in enumerate(node):
+            child = (*path, index)
+            cp = pointer_of(child)
+            try:
+                line, col = node.lc.item(index)
+                self.positions[cp] = (line + 1, col + 1)
+            except (AttributeError, KeyError, TypeError, IndexError):
+                self.positions[cp] = self.positions.get(pointer_of(path), (1, 1))
+            self.key_positions[cp] = self.positions[cp]
+            items.append(self.walk(item, child, depth + 1))
+        return items
+
+    def _key_text(self, key: object) -> str:
+        if isinstance(key, bool):
+            return "true" if key else "false"
+        return str(key)
+
+    def _scalar(self, value: Any, pointer: str) -> Any:
+        """Strip ruamel's scalar wrappers down to plain str/int/float/bool/None."""
+        from ruamel.yaml.comments import TaggedScalar
+
+        if isinstance(value, TaggedScalar):
+            if str(value.tag) != CORE_STR_TAG:
+                self.fail(pointer, f"YAML tag {_tag_text(value.tag)!r} is not allowed", "tag")
+                return None
+            value = str(value.value)
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, int):
+            return int(value)
+        if isinstance(value, float):
+            return float(value)
+        if isinstance(value, str):
+            self.chars += len(value)
+            if len(value) > MAX_STRING:
+                self.fail(pointer, f"string of {len(value)} characters, over the limit of {MAX_STRING}", "too-long")
+                return None
+            if self.chars > MAX_CHARS:
+                self.fail(pointer, f"more than {MAX_CHARS} characters of strings after expanding aliases", "too-many-chars")
+                return None
+            return str(value)
+        self.fail(pointer, f"unsupported YAML value of type {type(value).__name__}", "tag")
+        return None
 
     @staticmethod
-    def _key_pos(node: Any, key: object) -> Position:
+    def _key_pos(node: Any, key: object, fallback: Position) -> Position:
         try:
             line, col = node.lc.key(key)
             return (line + 1, col + 1)
         except (AttributeError, KeyError, TypeError):
-            return (1, 1)
+            return fallback
 
     @staticmethod
     def _value_pos(node: Any, key: object, fallback: Position) -> Position:
@@ -201,16 +334,3 @@ class _Walker:
             return (line + 1, col + 1)
         except (AttributeError, KeyError, TypeError):
             return fallback
-
-
-def _scalar(value: Any) -> Any:
-    """Strip ruamel's scalar wrappers down to plain str/int/float/bool/None."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    return str(value)
