@@ -18,13 +18,15 @@ Objects = dict[str, list[Obj]]
 
 def objects(model: Model) -> Objects:
     """Every enabled component's objects, in registry order."""
+    from renderer import security
+
     out: Objects = {}
     for comp in COMPONENTS:
         if comp.enabled(model):
             built = comp.build(model)
             if built:
                 out[comp.name] = built
-    return out
+    return security.harden(model, out, {comp.name: comp.key for comp in COMPONENTS})
 
 
 def render(inputs: Inputs) -> dict[str, str]:

@@ -1,0 +1,227 @@
+"""Security checks on rendered Kubernetes objects, kube-linter style (pure: no disk access).
+
+``check_object(obj)`` lists what an object does that needs a justification: privileged
+containers, host namespaces, host paths, ServiceAccount tokens, wildcard RBAC, rendered
+Secrets, floating image tags. An object carries its justifications in the annotation
+``gpu-render.dev/lint-exempt: "check=reason; check=reason"``; gpu-render writes it for the
+privileges its components need (see :mod:`renderer.security`). ``lint(documents)`` returns
+every finding, exempted or not; ``gpu-render lint`` fails on the unexempted ones.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+Obj = dict[str, Any]
+
+EXEMPT_ANNOTATION = "gpu-render.dev/lint-exempt"
+
+CHECKS: dict[str, str] = {
+    "privileged-container": "a container runs with securityContext.privileged",
+    "privilege-escalation": "a container allows privilege escalation explicitly",
+    "added-capabilities": "a container adds Linux capabilities",
+    "host-pid": "the pod shares the host's process namespace",
+    "host-ipc": "the pod shares the host's IPC namespace",
+    "host-network": "the pod uses the host's network namespace",
+    "host-path": "the pod mounts a folder or file of the host",
+    "writable-host-mount": "a container mounts a host path read-write",
+    "service-account-token": "the pod mounts a ServiceAccount token (the API is reachable with its rights)",
+    "wildcard-rbac": "an RBAC rule uses '*' for groups, resources or verbs",
+    "access-to-secrets": "an RBAC rule can read Secrets",
+    "rbac-escalation": "an RBAC rule grants escalate, bind or impersonate",
+    "secret-rendered": "a Secret object is part of the output (only references belong there)",
+    "env-var-secret": "an environment variable carries a literal secret-looking value",
+    "latest-tag": "an image has no tag or digest, or uses ':latest'",
+}
+
+_WORKLOADS = {"DaemonSet", "Deployment", "StatefulSet", "ReplicaSet", "Job", "ReplicationController"}
+_SECRET_ENV = re.compile(r"(?i)(passw(or)?d|secret|token|api_?key|private_?key|credentials?)$")
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    file: str
+    kind: str
+    namespace: str
+    name: str
+    check: str
+    message: str
+    exempt: str = ""
+    """The justification from the object's annotation, or empty when not exempted."""
+
+    @property
+    def where(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind}/{ns}{self.name}"
+
+    def format(self) -> str:
+        text = f"{self.file}: {self.where}: {self.check}: {self.message}"
+        return f"{text} (exempt: {self.exempt})" if self.exempt else text
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "file": self.file,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "check": self.check,
+            "message": self.message,
+            "exempt": self.exempt,
+        }
+
+
+def pod_spec(obj: Obj) -> Obj | None:
+    """The pod spec of a Pod, a workload or a CronJob; None for other kinds."""
+    kind = obj.get("kind")
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return None
+    if kind == "Pod":
+        return spec
+    if kind == "CronJob":
+        spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+    elif kind not in _WORKLOADS:
+        return None
+    template = spec.get("template") if isinstance(spec, dict) else None
+    inner = template.get("spec") if isinstance(template, dict) else None
+    return inner if isinstance(inner, dict) else None
+
+
+def containers(pod: Obj) -> list[Obj]:
+    found: list[Obj] = []
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        found += [c for c in pod.get(key) or [] if isinstance(c, dict)]
+    return found
+
+
+def check_object(obj: Obj) -> list[tuple[str, str]]:
+    """``(check, message)`` for everything ``obj`` does that needs a justification."""
+    out: list[tuple[str, str]] = []
+    kind = obj.get("kind")
+    if kind == "Secret":
+        out.append(("secret-rendered", "Secret objects are never rendered; reference an existing Secret by name"))
+    if kind in ("Role", "ClusterRole"):
+        out += _check_rules(obj.get("rules") or [])
+    pod = pod_spec(obj)
+    if pod is not None:
+        out += _check_pod(pod)
+    return out
+
+
+def _check_rules(rules: list[Any]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for i, rule in enumerate(rules):
+        if not isinstance(rule, dict):
+            continue
+        fields = {k: [str(v) for v in rule.get(k) or []] for k in ("apiGroups", "resources", "verbs", "nonResourceURLs")}
+        wild = [k for k, values in fields.items() if "*" in values or any(v.endswith("/*") for v in values)]
+        if wild:
+            out.append(("wildcard-rbac", f"rule {i} has '*' in {', '.join(wild)}"))
+        verbs = set(fields["verbs"])
+        if ("secrets" in fields["resources"] or "*" in fields["resources"]) and verbs & {"get", "list", "watch", "*"}:
+            out.append(("access-to-secrets", f"rule {i} can {'/'.join(sorted(verbs & {'get', 'list', 'watch', '*'}))} secrets"))
+        risky = sorted(verbs & {"escalate", "bind", "impersonate"})
+        if risky:
+            out.append(("rbac-escalation", f"rule {i} grants {', '.join(risky)}"))
+    return out
+
+
+def _check_pod(pod: Obj) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for key, check in (("hostPID", "host-pid"), ("hostIPC", "host-ipc"), ("hostNetwork", "host-network")):
+        if pod.get(key) is True:
+            out.append((check, f"{key}: true"))
+    host_volumes = {
+        str(v.get("name")): str((v.get("hostPath") or {}).get("path"))
+        for v in pod.get("volumes") or []
+        if isinstance(v, dict) and isinstance(v.get("hostPath"), dict)
+    }
+    if host_volumes:
+        out.append(("host-path", "mounts " + ", ".join(sorted(set(host_volumes.values())))))
+    if pod.get("automountServiceAccountToken") is not False:
+        out.append(("service-account-token", f"automountServiceAccountToken is not false (ServiceAccount {pod.get('serviceAccountName') or 'default'})"))
+    return out + _check_containers(pod, host_volumes)
+
+
+def _check_containers(pod: Obj, host_volumes: dict[str, str]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    privileged: list[str] = []
+    escalate: list[str] = []
+    caps: list[str] = []
+    writable: list[str] = []
+    floating: list[str] = []
+    secrets: list[str] = []
+    for ctr in containers(pod):
+        name = str(ctr.get("name"))
+        ctx = ctr.get("securityContext") or {}
+        if ctx.get("privileged") is True:
+            privileged.append(name)
+        if ctx.get("allowPrivilegeEscalation") is True and ctx.get("privileged") is not True:
+            escalate.append(name)
+        added = (ctx.get("capabilities") or {}).get("add") or []
+        if added:
+            caps.append(f"{name} ({', '.join(str(a) for a in added)})")
+        for m in ctr.get("volumeMounts") or []:
+            if isinstance(m, dict) and m.get("name") in host_volumes and m.get("readOnly") is not True:
+                writable.append(f"{name}:{host_volumes[str(m['name'])]}")
+        if _floating(str(ctr.get("image") or "")):
+            floating.append(f"{name} ({ctr.get('image') or 'no image'})")
+        for env in ctr.get("env") or []:
+            if isinstance(env, dict) and env.get("value") and _SECRET_ENV.search(str(env.get("name", ""))):
+                secrets.append(f"{name}:{env['name']}")
+    for check, items in (
+        ("privileged-container", privileged),
+        ("privilege-escalation", escalate),
+        ("added-capabilities", caps),
+        ("writable-host-mount", sorted(set(writable))),
+        ("latest-tag", floating),
+        ("env-var-secret", secrets),
+    ):
+        if items:
+            out.append((check, ", ".join(items)))
+    return out
+
+
+def _floating(image: str) -> bool:
+    if not image or "@sha256:" in image:
+        return not image
+    last = image.rsplit("/", 1)[-1]
+    return ":" not in last or last.endswith(":latest")
+
+
+def exemptions(obj: Obj) -> dict[str, str]:
+    """``check -> reason`` from the object's ``gpu-render.dev/lint-exempt`` annotation."""
+    meta = obj.get("metadata") or {}
+    raw = (meta.get("annotations") or {}).get(EXEMPT_ANNOTATION) if isinstance(meta, dict) else None
+    out: dict[str, str] = {}
+    for part in str(raw or "").split(";"):
+        check, sep, reason = part.partition("=")
+        if sep and check.strip() and reason.strip():
+            out[check.strip()] = reason.strip()
+    return out
+
+
+def format_exemptions(reasons: dict[str, str]) -> str:
+    return "; ".join(f"{check}={reason}" for check, reason in sorted(reasons.items()))
+
+
+def lint(documents: Iterable[tuple[str, Any]]) -> list[Finding]:
+    """Every finding of every ``(file, object)``; exempted ones carry their reason."""
+    found: list[Finding] = []
+    for file, obj in documents:
+        if not isinstance(obj, dict) or "kind" not in obj:
+            continue
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            meta = {}
+        reasons = exemptions(obj)
+        for check, message in check_object(obj):
+            found.append(Finding(file, str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or ""), check, message, reasons.get(check, "")))
+    return sorted(found)
+
+
+def unexempted(findings: Iterable[Finding]) -> list[Finding]:
+    return [f for f in findings if not f.exempt]

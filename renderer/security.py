@@ -1,0 +1,351 @@
+"""Least privilege, as data: what each component may do, and why.
+
+``GRANTS`` is the privilege table (also in docs/security.md, checked by a test): per
+component, the lint checks (:mod:`renderer.lint`) its objects may trip, each with the reason,
+the RBAC rules it may hold, and why its pods talk to the Kubernetes API (a ServiceAccount
+token is mounted only then). A component not listed may do none of it.
+
+:func:`harden` runs on every component's objects after they are built: pods whose
+ServiceAccount has no RBAC binding get ``automountServiceAccountToken: false``, and every
+object that needs a privilege gets the ``gpu-render.dev/lint-exempt`` annotation carrying the
+reasons, so ``gpu-render lint`` on the output passes and a reviewer reads why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from renderer import lint
+from renderer.model import Model
+
+Obj = dict[str, Any]
+Rule = tuple[str, str, str]  # (apiGroup, resource, verb)
+
+# Reasons shared by several components.
+_GPU = "talks to the GPU through the host driver's device nodes"
+_MARKERS = "reads or writes validation markers and the driver root under /run/nvidia"
+_DRIVER_MANAGER = "k8s-driver-manager cordons the node, labels it and evicts GPU pods before a driver reload"
+
+
+def rules(*specs: str) -> frozenset[Rule]:
+    """``"group resource,resource verb,verb"`` (``core`` for the core group) -> rule tuples."""
+    out: set[Rule] = set()
+    for spec in specs:
+        group, resources, verbs = spec.split()
+        for resource in resources.split(","):
+            for verb in verbs.split(","):
+                out.add(("" if group == "core" else group, resource, verb))
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class Grant:
+    privileges: dict[str, str] = field(default_factory=dict)
+    """lint check -> why this component needs it."""
+    rbac: frozenset[Rule] = frozenset()
+    """Every (apiGroup, resource, verb) its Roles and ClusterRoles may hold."""
+    api: str = ""
+    """Why its pods talk to the API (they mount a ServiceAccount token); empty: they never do."""
+
+
+_OPENSHIFT = rules("security.openshift.io securitycontextconstraints use")
+
+GRANTS: dict[str, Grant] = {
+    "driver": Grant(
+        {
+            "privileged-container": "loads and unloads the NVIDIA kernel modules",
+            "host-pid": "finds and stops host processes that hold the GPU before a driver reload",
+            "host-path": "installs the driver under /run/nvidia/driver and reads host /, /sys and /lib/modules",
+            "writable-host-mount": "writes the driver root, firmware path and validation markers on the host",
+        },
+        rules(
+            "core nodes get,list,watch,patch,update",
+            "core pods get,list,watch,delete",
+            "core pods/eviction create",
+            "apps daemonsets get,list",
+            "resource.k8s.io resourceclaims get,list",
+            "config.openshift.io clusterversions get,list",
+        )
+        | _OPENSHIFT,
+        _DRIVER_MANAGER,
+    ),
+    "container-toolkit": Grant(
+        {
+            "privileged-container": "installs the NVIDIA runtime and rewrites the host container runtime config",
+            "host-pid": "signals the host container runtime to reload its config",
+            "host-path": "installs into /usr/local/nvidia and edits the runtime config and socket folders",
+            "writable-host-mount": "writes the toolkit, runtime drop-in config, CDI specs and markers on the host",
+        },
+        rules("apps daemonsets get,list") | _OPENSHIFT,
+        "waits for the driver DaemonSet (daemonsets get/list)",
+    ),
+    "operator-validator": Grant(
+        {
+            "privileged-container": "runs nvidia-smi and CUDA checks against the host driver",
+            "host-path": _MARKERS,
+            "writable-host-mount": "writes the *-ready validation markers other components wait for",
+        },
+        rules("core pods create,get,list,watch,update,patch,delete", "apps daemonsets get,list,watch", "core nodes get,list,watch") | _OPENSHIFT,
+        "starts the CUDA validation pod and reads the node's allocatable GPUs",
+    ),
+    "device-plugin": Grant(
+        {
+            "privileged-container": "enumerates GPUs and serves the kubelet device-plugin socket",
+            "host-path": "kubelet device-plugins socket folder, CDI specs, MPS root and validation markers",
+            "writable-host-mount": "creates its socket in the kubelet folder and writes CDI specs",
+        },
+        rules("core nodes get,list,watch") | _OPENSHIFT,
+        "the config manager reads the node's device-plugin config label",
+    ),
+    "mps-control-daemon": Grant(
+        {
+            "privileged-container": "runs the MPS control daemon on the host GPUs",
+            "host-pid": "the MPS daemon must see the GPU client processes it serves",
+            "host-path": "MPS pipe and shared-memory folders under /run/nvidia/mps",
+            "writable-host-mount": "creates the MPS pipes and mounts its shared memory",
+        },
+        rules("core nodes get,list,watch") | _OPENSHIFT,
+        "the config manager reads the node's device-plugin config label",
+    ),
+    "gpu-feature-discovery": Grant(
+        {
+            "privileged-container": _GPU,
+            "host-path": "writes NFD feature files and reads /sys",
+            "writable-host-mount": "writes the NFD feature file of its node",
+        },
+        rules("nfd.k8s-sigs.io nodefeatures get,list,watch,create,update", "core pods get", "core nodes get,list,watch") | _OPENSHIFT,
+        "publishes NodeFeature objects and reads the node's config label",
+    ),
+    "nfd": Grant(
+        {
+            "host-path": "the worker reads host /sys, /proc, /usr/lib, os-release and feature files",
+            "writable-host-mount": "the worker reads feature files that other pods write on the host",
+        },
+        rules(
+            "core namespaces list,watch",
+            "core nodes,nodes/status get,list,watch,patch,update",
+            "nfd.k8s-sigs.io nodefeatures,nodefeaturerules,nodefeaturegroups get,list,watch,create,update,delete",
+            "nfd.k8s-sigs.io nodefeaturegroups/status patch,update",
+            "core pods get",
+            "topology.node.k8s.io noderesourcetopologies delete,list",
+            "coordination.k8s.io leases create,get,update",
+        ),
+        "nfd-master labels nodes, nfd-worker publishes NodeFeature objects, nfd-gc removes stale ones",
+    ),
+    "node-labeller": Grant(
+        {},
+        rules("core nodes get,patch"),
+        "adds a missing nvidia.com/gpu.deploy.* label to its own node, once",
+    ),
+    "dcgm": Grant(
+        {
+            "privileged-container": "the DCGM host engine reads GPU telemetry and profiling counters",
+            "host-path": "reads the driver root under /run/nvidia",
+            "writable-host-mount": "mounts the driver root with the host's mount propagation",
+        },
+        _OPENSHIFT,
+    ),
+    "dcgm-exporter": Grant(
+        {
+            "privileged-container": "reads GPU profiling counters through DCGM",
+            "added-capabilities": "SYS_ADMIN is needed by DCGM to read profiling metrics",
+            "host-path": "kubelet pod-resources socket (maps GPUs to pods) and the driver root",
+            "writable-host-mount": "connects to the kubelet pod-resources socket",
+            "host-network": "reaches a DCGM host engine listening on the node's localhost",
+        },
+        rules("core configmaps get,list", "core pods get,list,watch") | _OPENSHIFT,
+        "reads pod labels/UIDs or its metrics ConfigMap when the policy enables that",
+    ),
+    "mig-manager": Grant(
+        {
+            "privileged-container": "repartitions GPUs into MIG instances",
+            "host-pid": "stops host GPU clients before repartitioning",
+            "host-ipc": "shares IPC with host GPU clients it stops and restarts",
+            "host-path": "reads /sys, the driver root and writes CDI specs",
+            "writable-host-mount": "writes CDI specs and MIG state on the host",
+        },
+        rules(
+            "core pods get,list,watch,delete",
+            "core configmaps create,get,list,update,patch",
+            "core nodes get,list,watch,update,patch",
+        )
+        | _OPENSHIFT,
+        "reads the node's mig.config label, writes mig.config.state and deletes GPU pods",
+    ),
+    "node-status-exporter": Grant(
+        {
+            "privileged-container": "reads driver and validation status from the host",
+            "host-path": _MARKERS,
+            "writable-host-mount": "mounts /run/nvidia with the host's mount propagation",
+        },
+        rules("core pods get,list", "apps daemonsets get,list,watch", "core nodes get,list,watch") | _OPENSHIFT,
+        "exports node and operand status read from the API",
+    ),
+    "vgpu-manager": Grant(
+        {
+            "privileged-container": "loads the vGPU manager kernel modules",
+            "host-pid": "finds and stops host processes that hold the GPU before a reload",
+            "host-ipc": "shares IPC with host vGPU processes",
+            "host-path": "installs the vGPU manager under /run/nvidia and reads /sys, /dev/vfio",
+            "writable-host-mount": "writes the driver root and validation markers on the host",
+        },
+        rules(
+            "core nodes get,list,watch,patch,update",
+            "core pods get,list,watch,delete",
+            "core pods/eviction create",
+            "apps daemonsets get,list",
+        )
+        | _OPENSHIFT,
+        _DRIVER_MANAGER,
+    ),
+    "vgpu-device-manager": Grant(
+        {
+            "privileged-container": "creates vGPU devices through sysfs",
+            "host-path": "reads and writes /sys and validation markers",
+            "writable-host-mount": "creates vGPU devices in /sys",
+        },
+        rules("core pods get,list,watch", "core nodes get,list,watch,update,patch") | _OPENSHIFT,
+        "reads the node's vgpu.config label and writes its state",
+    ),
+    "vfio-manager": Grant(
+        {
+            "privileged-container": "binds GPUs to the vfio-pci driver",
+            "host-pid": "k8s-driver-manager stops host processes holding the GPU",
+            "host-path": "reads /sys, /lib/modules and validation markers",
+            "writable-host-mount": "rebinds devices through /sys and writes markers",
+        },
+        rules("core nodes get,list,watch,patch", "core pods get,list,watch,delete", "core pods/eviction create", "apps daemonsets get,list") | _OPENSHIFT,
+        _DRIVER_MANAGER,
+    ),
+    "sandbox-device-plugin": Grant(
+        {
+            "privileged-container": "passes whole GPUs or vGPUs to sandboxed VMs",
+            "host-path": "kubelet device-plugins socket folder, /dev/vfio and validation markers",
+            "writable-host-mount": "creates its socket in the kubelet folder",
+        },
+        rules("core pods create,delete,get,list,watch", "nfd.k8s-sigs.io nodefeatures create,get,list,update,watch", "core nodes get") | _OPENSHIFT,
+        "reads its node and publishes NodeFeature objects",
+    ),
+    "kata-sandbox-device-plugin": Grant(
+        {
+            "privileged-container": "passes GPUs to Kata containers",
+            "host-path": "kubelet device-plugins socket folder, /dev/vfio and validation markers",
+            "writable-host-mount": "creates its socket in the kubelet folder",
+        },
+        rules("core pods create,delete,get,list,watch", "nfd.k8s-sigs.io nodefeatures create,get,list,update,watch", "core nodes get") | _OPENSHIFT,
+        "reads its node and publishes NodeFeature objects",
+    ),
+    "sandbox-validator": Grant(
+        {
+            "privileged-container": "checks vfio-pci, vGPU manager and vGPU devices on the host",
+            "host-path": _MARKERS,
+            "writable-host-mount": "writes the sandbox validation markers",
+        },
+        rules("core nodes get") | _OPENSHIFT,
+        "reads its node's workload-type label",
+    ),
+    "cc-manager": Grant(
+        {
+            "privileged-container": "switches the GPUs' confidential-computing mode",
+            "host-path": "reads /sys and the driver root",
+            "writable-host-mount": "changes GPU modes through /sys",
+        },
+        rules("core pods get,list,watch", "core nodes get,list,watch,patch") | _OPENSHIFT,
+        "reads the node's cc.mode label and writes its state",
+    ),
+}
+
+# Pod settings a policy may turn on for a component (``<key>.<field>: true``): the policy is
+# then the justification.
+POLICY_SWITCHES = {"host-network": "hostNetwork", "host-pid": "hostPID"}
+
+
+def grant(component: str) -> Grant:
+    return GRANTS.get(component, Grant())
+
+
+def allowed(component: str, check: str, model: Model | None = None, key: str = "") -> str:
+    """Why ``component`` may trip ``check``, or ``""`` when it may not."""
+    g = grant(component)
+    if check == "service-account-token":
+        return g.api
+    if check in g.privileges:
+        return g.privileges[check]
+    switch = POLICY_SWITCHES.get(check)
+    if model is not None and key and switch and model.section(key).get(switch) is True:
+        return f"requested by the policy ({key}.{switch}: true)"
+    return ""
+
+
+def bound_service_accounts(objs: dict[str, list[Obj]]) -> set[tuple[str, str]]:
+    """(namespace, name) of every ServiceAccount some RoleBinding or ClusterRoleBinding names."""
+    out: set[tuple[str, str]] = set()
+    for items in objs.values():
+        for obj in items:
+            if obj.get("kind") in ("RoleBinding", "ClusterRoleBinding"):
+                for subject in obj.get("subjects") or []:
+                    if subject.get("kind") == "ServiceAccount":
+                        out.add((str(subject.get("namespace") or ""), str(subject.get("name"))))
+    return out
+
+
+def harden(model: Model, objs: dict[str, list[Obj]], keys: dict[str, str]) -> dict[str, list[Obj]]:
+    """Token off where unused, exemption annotations where a privilege is justified (in place)."""
+    bound = bound_service_accounts(objs)
+    for component, items in objs.items():
+        for obj in items:
+            _token(obj, bound)
+            reasons: dict[str, str] = {}
+            for check, _ in lint.check_object(obj):
+                reason = allowed(component, check, model, keys.get(component, ""))
+                if reason:
+                    reasons[check] = reason
+            if reasons:
+                annotations = obj.setdefault("metadata", {}).setdefault("annotations", {})
+                annotations[lint.EXEMPT_ANNOTATION] = lint.format_exemptions(reasons)
+    return objs
+
+
+def _token(obj: Obj, bound: set[tuple[str, str]]) -> None:
+    pod = lint.pod_spec(obj)
+    if pod is None or "automountServiceAccountToken" in pod:
+        return
+    namespace = str((obj.get("metadata") or {}).get("namespace") or "")
+    sa = str(pod.get("serviceAccountName") or "default")
+    if (namespace, sa) in bound:
+        return
+    items = list(pod.items())
+    pod.clear()
+    placed = False
+    for k, v in items:
+        pod[k] = v
+        if k == "serviceAccountName":
+            pod["automountServiceAccountToken"] = False
+            placed = True
+    if not placed:
+        pod["automountServiceAccountToken"] = False
+
+
+def privilege_table() -> str:
+    """The privilege table of docs/security.md (markdown), generated from ``GRANTS``."""
+    lines = ["| component | check | reason |", "| --- | --- | --- |"]
+    for component in sorted(GRANTS):
+        g = GRANTS[component]
+        for check in sorted(g.privileges):
+            lines.append(f"| {component} | {check} | {g.privileges[check]} |")
+        if g.api:
+            lines.append(f"| {component} | service-account-token | {g.api} |")
+    return "\n".join(lines) + "\n"
+
+
+def rbac_table() -> str:
+    """Per component, the RBAC rules it may hold (markdown), generated from ``GRANTS``."""
+    lines = ["| component | apiGroup | resource | verbs |", "| --- | --- | --- | --- |"]
+    for component in sorted(GRANTS):
+        grouped: dict[tuple[str, str], list[str]] = {}
+        for group, resource, verb in sorted(GRANTS[component].rbac):
+            grouped.setdefault((group, resource), []).append(verb)
+        for (group, resource), verbs in sorted(grouped.items()):
+            lines.append(f"| {component} | {group or 'core'} | {resource} | {', '.join(verbs)} |")
+    return "\n".join(lines) + "\n"
