@@ -281,3 +281,45 @@ def test_split_keeps_every_character() -> None:
     assert all(len(p) < 2000 for p in parts)
     assert diff_report.join_parts(parts) == body
     assert diff_report.split_markdown("", 2000) == ["<!-- gpu-render-diff part 1/1 -->\n"]
+
+
+def _ds(name: str, image: str, env: dict[str, str] | None = None, labels: dict[str, str] | None = None) -> str:
+    from renderer import yamlio
+
+    container = {"name": "main", "image": image, "env": [{"name": k, "value": v} for k, v in (env or {}).items()]}
+    obj = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": "gpu-operator", "labels": labels or {}},
+        "spec": {"template": {"spec": {"containers": [container]}}},
+    }
+    return yamlio.dump_file([obj])
+
+
+@pytest.mark.parametrize(
+    ("component", "name", "change", "expected"),
+    [
+        ("driver", "nvidia-driver-daemonset-ubuntu2204", "image", ("driver-reload", ("ubuntu2204",))),
+        ("container-toolkit", "nvidia-container-toolkit-daemonset", "image", ("runtime-restart", ())),
+        ("mig-manager", "nvidia-mig-manager", "image", ("gpu-reset", ())),
+        ("device-plugin", "nvidia-device-plugin-daemonset", "env", ("gpu-reset", ())),
+        ("dcgm-exporter", "nvidia-dcgm-exporter", "image", ("metrics-gap", ())),
+        ("nfd", "nfd-worker", "image", ("node-label-churn", ())),
+        ("validator", "nvidia-operator-validator", "image", ("pod-restart", ())),
+        ("dcgm-exporter", "nvidia-dcgm-exporter", "label", ("none", ())),
+    ],
+)
+def test_classes_by_component_and_field(component: str, name: str, change: str, expected: tuple[str, tuple[str, ...]]) -> None:
+    path = f"base/{component}/daemonset-{name}.yaml"
+    old = {path: _ds(name, "nvcr.io/nvidia/x:1.0", {"MIG_STRATEGY": "single"})}
+    new_image = "nvcr.io/nvidia/x:2.0" if change == "image" else "nvcr.io/nvidia/x:1.0"
+    env = {"MIG_STRATEGY": "mixed" if change == "env" else "single"}
+    new = {path: _ds(name, new_image, env, {"team": "gpu"} if change == "label" else None)}
+    d = diff_sides(side_from_tree("a", old), side_from_tree("b", new))
+    (obj,) = d.objects
+    cls, pools = expected
+    assert obj.component == component
+    assert obj.classes[0] == cls
+    assert obj.causes[0].pools == pools
+    if component == "driver":
+        assert [(v.label, v.old, v.new) for v in d.versions] == [("driver pool ubuntu2204 (main)", "1.0", "2.0")]
