@@ -8,12 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from renderer import checks, schema
-from renderer.inputs import Inputs
+from renderer.inputs import ClusterInput, Inputs
 from renderer.loader import load_text
 from renderer.merge import Located, from_source, merge
 from renderer.model import Model
 from renderer.problems import Problem, Severity
 from renderer.resolve import resolve
+from renderer.userpatches import check_user_patches, patches_dir
 
 FLEET = "fleet"
 
@@ -26,6 +27,8 @@ class Plan:
     clusters: dict[str, Model] = field(default_factory=dict)
     located: dict[str, Located] = field(default_factory=dict)
     problems: tuple[Problem, ...] = ()
+    inputs: dict[str, ClusterInput] = field(default_factory=dict)
+    """Each cluster's raw inputs (hand-written patches, nodes.json), by cluster name."""
 
     @property
     def errors(self) -> list[Problem]:
@@ -46,6 +49,7 @@ def plan(inputs: Inputs) -> Plan:
         located[FLEET] = fleet
     for cluster in inputs.clusters:
         problems += checks.cluster_name(cluster.name, cluster.values_path)
+        problems += check_user_patches(patches_dir(cluster.values_path), cluster.patches)
         src, found = load_text(cluster.values, cluster.values_path)
         problems += found
         if fleet is not None and src is not None:
@@ -66,4 +70,4 @@ def plan(inputs: Inputs) -> Plan:
         return Plan(None, {}, located, tuple(problems))
     base = resolve(fleet.data, FLEET)
     clusters = {name: resolve(loc.data, name) for name, loc in located.items() if name != FLEET}
-    return Plan(base, clusters, located, tuple(problems))
+    return Plan(base, clusters, located, tuple(problems), {c.name: c for c in inputs.clusters})

@@ -17,8 +17,8 @@ Objects = dict[str, list[Obj]]
 
 
 def objects(model: Model) -> Objects:
-    """Every enabled component's objects, in registry order."""
-    from renderer import security
+    """Every enabled component's objects, in registry order, hardened, each with its sync wave."""
+    from renderer import security, waves
 
     out: Objects = {}
     for comp in COMPONENTS:
@@ -26,7 +26,7 @@ def objects(model: Model) -> Objects:
             built = comp.build(model)
             if built:
                 out[comp.name] = built
-    return security.harden(model, out, {comp.name: comp.key for comp in COMPONENTS})
+    return waves.annotate_all(security.harden(model, out, {comp.name: comp.key for comp in COMPONENTS}))
 
 
 def render(inputs: Inputs) -> dict[str, str]:

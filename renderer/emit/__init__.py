@@ -6,10 +6,17 @@ from renderer.pipeline import Plan
 
 
 def emit_all(p: Plan) -> dict[str, str]:
-    from renderer.emit import base, lock
+    from renderer.emit import argocd, base, kustomize, lock
+    from renderer.render import objects
+    from renderer.userpatches import patches_dir
 
     assert p.base is not None
+    base_objs = objects(p.base)
+    cluster_objs = {name: objects(model) for name, model in p.clusters.items()}
+    user = {name: (patches_dir(ci.values_path), ci.patches) for name, ci in p.inputs.items() if ci.patches}
     files: dict[str, str] = {}
-    files.update(base.emit(p.base))
+    files.update(base.emit_objects(base_objs))
+    files.update(kustomize.emit(base_objs, cluster_objs, user))
+    files.update(argocd.emit(p.base, base_objs, p.clusters, cluster_objs))
     files.update(lock.emit(p, files))
     return files

@@ -38,7 +38,11 @@ def kustomization(resources: list[str]) -> Obj:
 def emit(model: Model) -> dict[str, str]:
     from renderer.render import objects
 
-    files = {f"{ROOT}/{path}": yamlio.dump_file([obj]) for path, obj in layout(objects(model)).items()}
+    return emit_objects(objects(model))
+
+
+def emit_objects(objs: dict[str, list[Obj]]) -> dict[str, str]:
+    files = {f"{ROOT}/{path}": yamlio.dump_file([obj]) for path, obj in layout(objs).items()}
     resources = sorted(p[len(ROOT) + 1 :] for p in files)
     files[f"{ROOT}/kustomization.yaml"] = yamlio.dump_file([kustomization(resources)])
     return files

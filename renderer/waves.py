@@ -1,0 +1,85 @@
+"""Argo CD sync waves, applied to every rendered object by kind and component name.
+
+Order: CRDs and the namespace, then RBAC and config, then NFD, driver, toolkit, validator,
+then everything else (device plugin, GFD, DCGM, exporter, MIG manager, ...). A component
+added later gets its wave from its name without touching this module; a builder that
+sets the annotation itself keeps its own value. CRDs also get ``ServerSideApply=true`` on
+the resource (large schemas overflow the client-side last-applied annotation); never at
+application level, where it would change how every wave is applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from renderer.components.common import Obj
+
+WAVE = "argocd.argoproj.io/sync-wave"
+SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+CRD_SYNC_OPTIONS = "ServerSideApply=true"
+
+FIRST = 0
+CONFIG = 1
+NFD = 2
+DRIVER = 3
+TOOLKIT = 4
+VALIDATOR = 5
+OPERANDS = 6
+
+FIRST_KINDS = frozenset({"CustomResourceDefinition", "Namespace"})
+CONFIG_KINDS = frozenset(
+    {
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ConfigMap",
+        "Secret",
+        "RuntimeClass",
+        "PriorityClass",
+        "SecurityContextConstraints",
+        "ResourceQuota",
+        "LimitRange",
+    }
+)
+
+# First match wins, so the more specific names come first.
+COMPONENT_WAVES: tuple[tuple[str, int], ...] = (
+    ("nfd", NFD),
+    ("node-feature", NFD),
+    ("toolkit", TOOLKIT),
+    ("validat", VALIDATOR),
+    ("driver", DRIVER),
+    ("vgpu-manager", DRIVER),
+    ("vfio-manager", DRIVER),
+    ("gds", DRIVER),
+    ("gdrcopy", DRIVER),
+)
+
+
+def wave(component: str, kind: str) -> int:
+    """The sync wave of an object of ``kind`` built by ``component``."""
+    if kind in FIRST_KINDS:
+        return FIRST
+    if kind in CONFIG_KINDS:
+        return CONFIG
+    for fragment, value in COMPONENT_WAVES:
+        if fragment in component:
+            return value
+    return OPERANDS
+
+
+def annotate(component: str, obj: Obj) -> Obj:
+    """``obj`` with its wave (and CRD sync options); a shallow copy, the input is not changed."""
+    meta: dict[str, Any] = obj.get("metadata") or {}
+    annotations: dict[str, str] = dict(meta.get("annotations") or {})
+    annotations.setdefault(WAVE, str(wave(component, str(obj.get("kind", "")))))
+    if obj.get("kind") == "CustomResourceDefinition":
+        annotations.setdefault(SYNC_OPTIONS, CRD_SYNC_OPTIONS)
+    return {**obj, "metadata": {**meta, "annotations": annotations}}
+
+
+def annotate_all(objs: Mapping[str, list[Obj]]) -> dict[str, list[Obj]]:
+    return {component: [annotate(component, o) for o in items] for component, items in objs.items()}
