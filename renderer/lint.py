@@ -214,6 +214,8 @@ def lint(documents: Iterable[tuple[str, Any]]) -> list[Finding]:
     for file, obj in documents:
         if not isinstance(obj, dict) or "kind" not in obj:
             continue
+        if "$patch" in obj or "user-patches/" in file:
+            continue  # Kustomize patches (partial objects), checked in the objects they build
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             meta = {}
