@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -35,53 +36,168 @@ def load_schema(name: str = SCHEMA_FILE) -> dict[str, Any]:
     return data
 
 
-def validate(located: Located) -> list[Problem]:
-    """All schema problems of the merged values, sorted."""
+@cache
+def _validator() -> Any:
     from jsonschema import Draft202012Validator
 
-    schema = load_schema()
-    validator = Draft202012Validator(schema)
-    problems = [_to_problem(err, located, schema) for err in validator.iter_errors(located.data)]
-    return sorted(set(problems))
+    return Draft202012Validator(load_schema())
 
 
-def _to_problem(err: Any, located: Located, schema: dict[str, Any]) -> Problem:
+def validate(located: Located) -> list[Problem]:
+    """All schema problems of the merged values, deduplicated and sorted.
+
+    Unknown keys point at the key, every other problem at the value; each carries the file the
+    value came from (fleet values or an overlay).
+    """
+    problems: set[Problem] = set()
+    for err in _validator().iter_errors(located.data):
+        problems.update(_to_problems(err, located))
+    return sorted(problems)
+
+
+def _to_problems(err: Any, located: Located) -> list[Problem]:
     path = list(err.absolute_path)
-    pointer = pointer_of(path)
-    hint = ""
-    message = str(err.message)
-    if err.validator == "additionalProperties":
+    if err.validator in ("additionalProperties", "unevaluatedProperties"):
         extras = _extra_keys(err)
         if extras:
-            key = extras[0]
-            pointer = pointer_of([*path, key])
-            message = f"unknown key {key!r}"
-            known = sorted((err.schema.get("properties") or {}).keys())
-            close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+            return [_unknown_key(err, path, key, located) for key in extras]
+    if err.validator in ("anyOf", "oneOf") and err.context:
+        return [_composite(err, located)]
+    message, hint = _explain(err)
+    pointer = pointer_of(path)
+    file, line, col = located.locate(pointer)
+    return [Problem(file, line, col, pointer, message, hint=hint, code=f"schema-{err.validator}")]
+
+
+def _unknown_key(err: Any, path: list[Any], key: str, located: Located) -> Problem:
+    pointer = pointer_of([*path, key])
+    known = sorted((err.schema.get("properties") or {}).keys())
+    file, line, col = located.locate(pointer, key=True)
+    return Problem(file, line, col, pointer, f"unknown key {key!r}", hint=_did_you_mean(key, known), code="unknown-key")
+
+
+def _did_you_mean(word: str, choices: list[str]) -> str:
+    """The closest choice: same spelling in another case first, then difflib's best."""
+    for choice in choices:
+        if choice.lower() == word.lower():
+            return f"did you mean {choice!r}?"
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    if not close:
+        folded = {c.lower(): c for c in choices}
+        close = [folded[c] for c in difflib.get_close_matches(word.lower(), list(folded), n=1, cutoff=0.6)]
+    return f"did you mean {close[0]!r}?" if close else ""
+
+
+def _explain(err: Any) -> tuple[str, str]:
+    """Message and hint for one plain (non-composite) error."""
+    kind = err.validator
+    value = err.instance
+    if kind == "enum":
+        allowed = [v for v in err.validator_value]
+        hint = "allowed: " + ", ".join(json.dumps(v) for v in allowed)
+        if isinstance(value, str):
+            close = _did_you_mean(value, [str(v) for v in allowed if isinstance(v, str)])
             if close:
-                hint = f"did you mean {close[0]!r}?"
-            file, line, col = located.locate(pointer, key=True)
-            return Problem(file, line, col, pointer, message, hint=hint, code="unknown-key")
-    elif err.validator == "enum":
-        allowed = ", ".join(json.dumps(v) for v in err.validator_value)
-        message = f"{json.dumps(err.instance)} is not one of the allowed values"
-        hint = f"allowed: {allowed}"
-    elif err.validator == "type":
-        expected = err.validator_value
-        expected_text = " or ".join(expected) if isinstance(expected, list) else str(expected)
-        message = f"expected {expected_text}, got {_type_name(err.instance)} {json.dumps(err.instance)[:60]}"
-    elif err.validator == "required":
-        missing = str(err.message).split("'")[1] if "'" in str(err.message) else ""
-        message = f"missing required key {missing!r}" if missing else message
+                hint = f"{close} {hint}"
+        return f"{_show(value)} is not one of the allowed values", hint
+    if kind == "const":
+        return f"{_show(value)} must be {json.dumps(err.validator_value)}", ""
+    if kind == "type":
+        return f"expected {_types_text(err.validator_value)}, got {_type_name(value)} {_show(value)}", _type_hint(err.validator_value, value)
+    if kind == "required":
+        missing = [k for k in err.validator_value if isinstance(value, dict) and k not in value]
+        return f"missing required key {missing[0]!r}" if missing else str(err.message), ""
+    if kind == "pattern":
+        return f"{_show(value)} does not match the pattern {err.validator_value}", _first_sentence(err.schema.get("description", ""))
+    if kind == "not" and isinstance(err.validator_value, dict) and "required" in err.validator_value:
+        keys = " and ".join(repr(k) for k in err.validator_value["required"])
+        return f"must not set both {keys}", ""
+    return str(err.message), ""
+
+
+def _composite(err: Any, located: Located) -> Problem:
+    """Explain an anyOf/oneOf failure by its best alternative.
+
+    When exactly one alternative has the right type, its own deepest error is the explanation
+    (e.g. a pattern); otherwise the message lists the types the alternatives accept.
+    """
+    from jsonschema.exceptions import best_match
+
+    branches: dict[int, list[Any]] = {}
+    for sub in err.context:
+        branches.setdefault(int(sub.relative_schema_path[0]), []).append(sub)
+    fitting = {n: errs for n, errs in branches.items() if not any(e.validator == "type" and not e.relative_path for e in errs)}
+    pointer = pointer_of(list(err.absolute_path))
+    others = len(err.context) - 1
+    if err.validator == "oneOf" and len(branches) < len(err.validator_value):
+        message, hint = f"{_show(err.instance)} matches more than one of the accepted forms", ""
+    elif len(fitting) == 1:
+        best = best_match(next(iter(fitting.values())))
+        nested = _to_problems(best, located)[0]
+        hint = nested.hint or (f"{others} other alternative(s) failed too" if others else "")
+        return Problem(nested.file, nested.line, nested.column, nested.pointer, nested.message, hint=hint, code=nested.code)
+    else:
+        types = [t for n in sorted(branches) for t in _branch_types(err.validator_value[n])]
+        message = f"expected {_types_text(sorted(set(types), key=types.index))}, got {_type_name(err.instance)} {_show(err.instance)}"
+        hint = _type_hint(types, err.instance)
     file, line, col = located.locate(pointer)
     return Problem(file, line, col, pointer, message, hint=hint, code=f"schema-{err.validator}")
+
+
+def _branch_types(branch: Any) -> list[str]:
+    if not isinstance(branch, dict):
+        return []
+    if "$ref" in branch and "type" not in branch:
+        target = _resolve_ref(str(branch["$ref"]))
+        return _branch_types(target) if target is not branch else []
+    found = branch.get("type", [])
+    return [found] if isinstance(found, str) else list(found)
+
+
+def _resolve_ref(ref: str) -> Any:
+    node: Any = load_schema()
+    if not ref.startswith("#/"):
+        return {}
+    for part in ref[2:].split("/"):
+        node = node.get(part, {}) if isinstance(node, dict) else {}
+    return node
+
+
+def _types_text(expected: Any) -> str:
+    names = [expected] if isinstance(expected, str) else list(expected)
+    words = [{"object": "a mapping", "array": "a list", "integer": "an integer", "number": "a number", "string": "a string", "boolean": "a boolean", "null": "null"}.get(n, n) for n in names]
+    return " or ".join(words)
+
+
+def _type_hint(expected: Any, value: object) -> str:
+    names = [expected] if isinstance(expected, str) else list(expected)
+    if "string" in names and isinstance(value, float):
+        return "quote the value to keep it a string: YAML reads unquoted 1.30 as the number 1.3"
+    if "string" in names and isinstance(value, int) and not isinstance(value, bool):
+        return "quote the value to keep it a string"
+    if "string" in names and isinstance(value, bool):
+        return "quote the value to keep it a string"
+    if "boolean" in names and isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "on", "off"):
+        return "write true or false without quotes"
+    if ("integer" in names or "number" in names) and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return "remove the quotes"
+    if "array" in names and isinstance(value, dict):
+        return "list items start with '- '"
+    return ""
+
+
+def _first_sentence(text: str) -> str:
+    return text.split(". ")[0].rstrip(".") if text else ""
+
+
+def _show(value: object) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _extra_keys(err: Any) -> list[str]:
     props = set((err.schema.get("properties") or {}).keys())
     patterns = list((err.schema.get("patternProperties") or {}).keys())
-    import re
-
     out = []
     if isinstance(err.instance, dict):
         for key in err.instance:
@@ -99,9 +215,9 @@ def _type_name(value: object) -> str:
     if isinstance(value, str):
         return "string"
     if isinstance(value, list):
-        return "array"
+        return "list"
     if isinstance(value, dict):
-        return "object"
+        return "mapping"
     return "null"
 
 

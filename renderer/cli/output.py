@@ -19,7 +19,9 @@ def use_color() -> bool:
 def print_problems(problems: Iterable[Problem], fmt: str = "text") -> None:
     problems = sorted(problems)
     if fmt == "json":
-        click.echo(json.dumps({"problems": [p.to_json() for p in problems]}, indent=2, sort_keys=True))
+        errors = sum(1 for p in problems if p.severity is Severity.ERROR)
+        report = {"problems": [p.to_json() for p in problems], "errors": errors, "warnings": len(problems) - errors}
+        click.echo(json.dumps(report, indent=2, sort_keys=True))
         return
     color = use_color()
     for p in problems:

@@ -1,0 +1,134 @@
+"""Bad input: each case asserts the exact ``file:line:col: pointer: message`` (and hint).
+
+Inputs go through the real pipeline (load, merge, schema, semantic checks) as bytes, the way
+the CLI feeds them; one line per expected problem, in the yamllint style.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from renderer.inputs import ClusterInput, Inputs
+from renderer.pipeline import plan
+
+POOL = "nodePools:\n  - name: a\n    os: {id: ubuntu, version: '22.04'}\n"
+
+
+def found(values: str, overlay: str | None = None) -> list[str]:
+    clusters = () if overlay is None else (ClusterInput("prod", overlay.encode(), "overlays/prod/values.yaml"),)
+    result = plan(Inputs(values.encode(), "values.yaml", clusters))
+    return [p.format() for p in result.problems]
+
+
+CASES = [
+    # (id, values, overlay, expected formatted problems)
+    ("unknown-top-key", "devicePlugn:\n  enabled: true\n", None,
+     ["values.yaml:1:1: /devicePlugn: unknown key 'devicePlugn' (did you mean 'devicePlugin'?)"]),
+    ("unknown-nested-key", "driver:\n  verison: '550'\n", None,
+     ["values.yaml:2:3: /driver/verison: unknown key 'verison' (did you mean 'version'?)"]),
+    ("unknown-key-wrong-case", "DevicePlugin: {}\n", None,
+     ["values.yaml:1:1: /DevicePlugin: unknown key 'DevicePlugin' (did you mean 'devicePlugin'?)"]),
+    ("unknown-keys-all-reported", "driver:\n  foo: 1\n  bar: 2\n", None,
+     ["values.yaml:2:3: /driver/foo: unknown key 'foo'", "values.yaml:3:3: /driver/bar: unknown key 'bar'"]),
+    ("unknown-key-in-pool-driver", POOL + "    driver:\n      usePrecompield: true\n", None,
+     ["values.yaml:5:7: /nodePools/0/driver/usePrecompield: unknown key 'usePrecompield' (did you mean 'usePrecompiled'?)"]),
+    ("bad-enum", "mig:\n  strategy: Mixed\n", None,
+     ['values.yaml:2:13: /mig/strategy: "Mixed" is not one of the allowed values (did you mean \'mixed\'? allowed: "none", "single", "mixed")']),
+    ("bad-enum-kernel-modules", "driver:\n  kernelModuleType: opn\n", None,
+     ['values.yaml:2:21: /driver/kernelModuleType: "opn" is not one of the allowed values (did you mean \'open\'? allowed: "auto", "open", "proprietary")']),
+    ("bad-enum-pull-policy", "toolkit:\n  imagePullPolicy: always\n", None,
+     ['values.yaml:2:20: /toolkit/imagePullPolicy: "always" is not one of the allowed values (did you mean \'Always\'? allowed: "Always", "IfNotPresent", "Never")']),
+    ("wrong-type-deep-in-list", "daemonsets:\n  tolerations:\n    - key: a\n      tolerationSeconds: soon\n", None,
+     ['values.yaml:4:26: /daemonsets/tolerations/0/tolerationSeconds: expected an integer, got string "soon"']),
+    ("env-value-not-string", "toolkit:\n  env:\n    - name: A\n      value: 1\n", None,
+     ["values.yaml:4:14: /toolkit/env/0/value: expected a string, got number 1 (quote the value to keep it a string)"]),
+    ("env-value-and-valueFrom", "toolkit:\n  env:\n    - name: A\n      value: x\n      valueFrom: {}\n", None,
+     ["values.yaml:3:7: /toolkit/env/0: must not set both 'value' and 'valueFrom'"]),
+    ("unquoted-version-float", "cluster:\n  kubeVersion: 1.30\n", None,
+     ["values.yaml:2:16: /cluster/kubeVersion: expected a string, got number 1.3 (quote the value to keep it a string: YAML reads unquoted 1.30 as the number 1.3)"]),
+    ("quoted-boolean", "psa:\n  enabled: 'yes'\n", None,
+     ['values.yaml:2:12: /psa/enabled: expected a boolean, got string "yes" (write true or false without quotes)']),
+    ("mapping-instead-of-list", "daemonsets:\n  tolerations:\n    key: a\n", None,
+     ['values.yaml:3:5: /daemonsets/tolerations: expected a list, got mapping {"key": "a"} (list items start with \'- \')']),
+    ("int-or-percent-bad-string", "daemonsets:\n  rollingUpdate:\n    maxUnavailable: lots\n", None,
+     ['values.yaml:3:21: /daemonsets/rollingUpdate/maxUnavailable: "lots" does not match the pattern ^[0-9]+%?$ (1 other alternative(s) failed too)']),
+    ("int-or-percent-boolean", "daemonsets:\n  rollingUpdate:\n    maxUnavailable: true\n", None,
+     ["values.yaml:3:21: /daemonsets/rollingUpdate/maxUnavailable: expected an integer or a string, got boolean true (quote the value to keep it a string)"]),
+    ("pool-name-pattern", "nodePools:\n  - name: Bad_Name\n    os: {id: ubuntu, version: '22.04'}\n", None,
+     ["values.yaml:2:11: /nodePools/0/name: \"Bad_Name\" does not match the pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (Pool name, used in object names: lowercase letters, digits and '-')"]),
+    ("pool-missing-os", "nodePools:\n  - name: a\n", None,
+     ["values.yaml:2:5: /nodePools/0: missing required key 'os'"]),
+    ("duplicate-pool-name", POOL + "  - name: a\n    os: {id: rhel, version: '9.4'}\n", None,
+     ["values.yaml:4:11: /nodePools/1/name: duplicate node pool name 'a' (also used by /nodePools/0)"]),
+    ("duplicate-key", "driver:\n  version: '1'\n  version: '2'\n", None,
+     ['values.yaml:3:3: /: duplicate key "version" (first defined at line 2)']),
+    ("syntax-error", "driver:\n  version: [1, 2\nmig: {}\n", None,
+     ["values.yaml:3:4: /: YAML syntax error: expected ',' or ']', but got ':' (while parsing a flow sequence at line 2, column 12)"]),
+    ("root-not-a-mapping", "- driver\n", None,
+     ["values.yaml:1:1: /: the top level must be a mapping, not a list"]),
+    ("python-tag", "driver: !!python/object/apply:os.system ['id']\n", None,
+     ["values.yaml:1:9: /: YAML tag '!!python/object/apply:os.system' is not allowed (only plain YAML values are allowed: mappings, lists, strings, numbers, booleans, null)"]),
+    ("error-inside-overlay", "mig:\n  strategy: single\n", "# prod\nmig:\n  strategy: bogus\n",
+     ['overlays/prod/values.yaml:3:13: /mig/strategy: "bogus" is not one of the allowed values (allowed: "none", "single", "mixed")']),
+    ("unknown-key-inside-overlay", POOL, "devicePlugin:\n  confg: {}\n",
+     ["overlays/prod/values.yaml:2:3: /devicePlugin/confg: unknown key 'confg' (did you mean 'config'?)"]),
+    ("overlay-list-replaces-fleet-list", POOL, "nodePools:\n  - name: b\n    os: {id: ubuntu, version: 22.04}\n",
+     ["overlays/prod/values.yaml:3:31: /nodePools/0/os/version: expected a string, got number 22.04 (quote the value to keep it a string: YAML reads unquoted 1.30 as the number 1.3)"]),
+    ("syntax-error-inside-overlay", POOL, "mig:\n strategy: single\n  x: 1\n",
+     ["overlays/prod/values.yaml:3:4: /: YAML syntax error: mapping values are not allowed here"]),
+    ("fleet-and-overlay-both-wrong", "psa:\n  enabled: 1\n", "psa:\n  enabled: 2\n",
+     ["overlays/prod/values.yaml:2:12: /psa/enabled: expected a boolean, got number 2",
+      "values.yaml:2:12: /psa/enabled: expected a boolean, got number 1"]),
+]
+
+
+@pytest.mark.parametrize(("values", "overlay", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input(values: str, overlay: str | None, expected: list[str]) -> None:
+    assert found(values, overlay) == expected
+
+
+def test_there_are_enough_cases() -> None:
+    assert len(CASES) >= 15
+
+
+def test_problems_are_sorted_and_deduplicated() -> None:
+    """A fleet error shows once even though the fleet and every cluster are validated."""
+    problems = found("psa:\n  enabled: 1\nmig:\n  strategy: x\n", "cdi:\n  enabled: true\n")
+    assert problems == sorted(problems)
+    assert len(problems) == 2
+
+
+def test_cli_validate_prints_problems_and_exits_1(tmp_path, run_cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "values.yaml").write_text("devicePlugn: {}\nmig:\n  strategy: Mixed\n")
+    result = run_cli("validate")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        "values.yaml:1:1: /devicePlugn: unknown key 'devicePlugn' (did you mean 'devicePlugin'?)",
+        'values.yaml:3:13: /mig/strategy: "Mixed" is not one of the allowed values (did you mean \'mixed\'? allowed: "none", "single", "mixed")',
+        "2 error(s), 0 warning(s)",
+    ]
+    assert not (tmp_path / "output").exists()
+
+
+def test_cli_validate_json_has_the_same_problems(tmp_path, run_cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "values.yaml").write_text("devicePlugn: {}\noperator: {image: x}\n")
+    result = run_cli("validate", "--format", "json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["problems"] == [
+        {
+            "file": "values.yaml", "line": 1, "column": 1, "pointer": "/devicePlugn",
+            "message": "unknown key 'devicePlugn'", "hint": "did you mean 'devicePlugin'?",
+            "code": "unknown-key", "severity": "error",
+        },
+        {
+            "file": "values.yaml", "line": 2, "column": 1, "pointer": "/operator",
+            "message": "'operator' has no effect: gpu-render deploys no operator controller; its Deployment settings have no effect",
+            "hint": "", "code": "operator-only", "severity": "warning",
+        },
+    ]
+    assert (report["errors"], report["warnings"]) == (1, 1)
