@@ -222,3 +222,34 @@ def test_argocd_folder_builds_with_kustomize(kubectl: str, tmp_path: Path) -> No
     assert sorted(o["kind"] for o in built) == ["AppProject", "ApplicationSet"]
     for obj in built:
         assert crd_errors(obj) == []
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (None, "Healthy"),
+        ({"conditions": [{"type": "Ready", "status": "True"}]}, "Healthy"),
+        ({"conditions": [{"type": "Ready", "status": "False", "message": "bad rule"}]}, "Degraded"),
+        ({"conditions": [{"type": "Other", "status": "False"}]}, "Healthy"),
+    ],
+)
+def test_health_check_lua_runs_in_lua_5_1(status: Any, expected: str) -> None:
+    """Argo CD runs health checks in gopher-lua (Lua 5.1): run the snippet the same way."""
+    import lupa.lua51 as lua51
+
+    runtime = lua51.LuaRuntime(unpack_returned_tuples=True)
+
+    def table(value: Any) -> Any:
+        if isinstance(value, dict):
+            return runtime.table_from({k: table(v) for k, v in value.items()})
+        if isinstance(value, list):
+            return runtime.table_from([table(v) for v in value])
+        return value
+
+    obj: dict[str, Any] = {"apiVersion": "nfd.k8s-sigs.io/v1alpha1", "kind": "NodeFeatureRule", "metadata": {"name": "r"}}
+    if status is not None:
+        obj["status"] = status
+    check = runtime.eval("function(src, obj) local f = assert(loadstring('local obj = ...\\n' .. src)); return f(obj) end")
+    hs = check(argocd.HEALTH_LUA % "NodeFeatureRule", table(obj))
+    assert hs["status"] == expected
+    assert hs["message"]

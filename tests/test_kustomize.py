@@ -212,3 +212,16 @@ def test_patchdiff_is_small_for_one_inserted_env_var() -> None:
     a = {"env": [{"name": f"V{i}", "value": str(i)} for i in range(10)]}
     b = {"env": [*a["env"][:4], {"name": "NEW", "value": "x"}, *a["env"][4:]]}
     assert patchdiff.diff(a, b) == [{"op": "add", "path": "/env/4", "value": {"name": "NEW", "value": "x"}}]
+
+
+TRICKY = ["on", "off", "yes", "no", "y", "true", "1e3", "1E3", "0o7", "0b1", "0x10", "010", "1_000", "12:30", "~", "null", "2001-12-14", ".5", "+1", ".inf", "1.e3", "-1.5e-3"]
+
+
+@pytest.mark.realtools
+def test_strings_that_look_like_numbers_survive_kustomize(kubectl: str, tmp_path: Path) -> None:
+    """Emitted YAML is read by kustomize (YAML 1.2) exactly as gpu-render (YAML 1.1) meant it."""
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {f"k{i}": v for i, v in enumerate(TRICKY)}}
+    write({"cm.yaml": yamlio.dump_file([cm]), "kustomization.yaml": yamlio.dump({"resources": ["cm.yaml"]})}, tmp_path)
+    built = run_tool([kubectl, "kustomize", str(tmp_path)])
+    (out,) = yamlio.load_all(built)
+    assert out["data"] == cm["data"]
