@@ -122,6 +122,13 @@ def read_inputs_at(commit: str, label: str, cwd: Path, values: str = "values.yam
 
 def read_folder(folder: Path) -> dict[str, str]:
     """An output folder on disk as ``{relative path: text}`` (undecodable files are skipped)."""
+    from renderer.write import reading
+
+    with reading(folder):  # an interrupted build is finished (or discarded) before reading
+        return _read_folder(folder)
+
+
+def _read_folder(folder: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for path in sorted(folder.rglob("*")):
         if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts):

@@ -216,6 +216,17 @@ def open_output(out: Path, *, create: bool = False) -> Iterator[None]:
         _release(out, fd)
 
 
+@contextmanager
+def reading(folder: Path) -> Iterator[None]:
+    """For commands that only read a folder (lint, diff): recover it first when it is a
+    gpu-render output folder; leave any other folder untouched."""
+    if folder.is_dir() and not folder.is_symlink() and ((folder / STAGING).exists() or (folder / LOCK).is_file()):
+        with open_output(folder):
+            yield
+    else:
+        yield
+
+
 def _acquire(out: Path) -> int:
     """flock ``out/.gpu-render-mutex``; retry when a finishing holder removed the file."""
     path = out / MUTEX

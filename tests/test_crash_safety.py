@@ -428,3 +428,23 @@ def test_hostile_pool_and_cluster_names_stay_inside(tmp_path: Path, monkeypatch:
     assert outside == ["repo"]
     for path in (repo / "output").rglob("*") if (repo / "output").exists() else []:
         assert path.resolve().is_relative_to((repo / "output").resolve())
+
+
+@pytest.mark.parametrize("reader", ["lint", "diff"])
+def test_read_only_commands_recover_first(tmp_path: Path, states: dict[str, object], reader: str) -> None:
+    """lint and diff read output/ only after an interrupted build was rolled forward."""
+    from renderer import write
+
+    repo = make_repo(tmp_path, states["a"])  # type: ignore[arg-type]
+    staged = len(states["b"]) - 1  # type: ignore[arg-type]
+    assert cli(repo, "build", "-q", "--force", env={write.KILL_ENV: str(staged + 2)}).returncode == -signal.SIGKILL
+    assert (repo / "output" / write.STAGING / write.JOURNAL).is_file()
+    if reader == "lint":
+        cli(repo, "lint", "output")
+    else:
+        from renderer.gitsource import read_folder
+
+        seen = read_folder(repo / "output")
+        assert {k: v.encode() for k, v in seen.items()} == states["b"]
+    assert not (repo / "output" / write.STAGING).exists()
+    assert assert_a_or_b(repo / "output", states) == "b"

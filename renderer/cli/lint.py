@@ -47,12 +47,9 @@ def lint_cmd(folder: Path, fmt: str, show_exempt: bool) -> None:
     """Check rendered objects in FOLDER for privileges, host access, RBAC wildcards, Secrets and
     floating tags; exit 1 on any finding that no annotation justifies."""
     from renderer.lint import CHECKS, lint, unexempted
-    from renderer.write import STAGING, open_output
+    from renderer.write import reading
 
-    if folder.is_dir() and ((folder / STAGING).exists() or (folder / "gpu-render.lock").is_file()):
-        with open_output(folder):  # finish an interrupted build before reading
-            docs, errors, skipped = read_documents(folder)
-    else:
+    with reading(folder):  # finish an interrupted build before reading
         docs, errors, skipped = read_documents(folder)
     findings = lint(docs)
     bad = unexempted(findings)
