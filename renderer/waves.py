@@ -1,7 +1,12 @@
 """Argo CD sync waves, applied to every rendered object by kind and component name.
 
-Order: CRDs and the namespace, then RBAC and config, then NFD, driver, toolkit, validator,
-then everything else (device plugin, GFD, DCGM, exporter, MIG manager, ...). A component
+Order: CRDs and the namespace, then RBAC and config, then NFD, driver, toolkit, then the
+validator together with everything else (device plugin, GFD, DCGM, exporter, MIG manager,
+...). The validator cannot have a wave of its own: Argo CD starts a wave only when the one
+before is healthy, and the validator's pods become ready only after its plugin-validation
+init container has seen the device plugin advertise GPUs, while the device plugin in turn
+waits for the toolkit-ready marker the validator writes. Within a wave the validator's
+marker files order them on each node. A component
 added later gets its wave from its name without touching this module; a builder that
 sets the annotation itself keeps its own value. CRDs also get ``ServerSideApply=true`` on
 the resource (large schemas overflow the client-side last-applied annotation); never at
@@ -24,8 +29,8 @@ CONFIG = 1
 NFD = 2
 DRIVER = 3
 TOOLKIT = 4
-VALIDATOR = 5
-OPERANDS = 6
+OPERANDS = 5
+VALIDATOR = OPERANDS
 
 FIRST_KINDS = frozenset({"CustomResourceDefinition", "Namespace"})
 CONFIG_KINDS = frozenset(

@@ -115,7 +115,8 @@ def test_crds_get_server_side_apply_on_the_resource() -> None:
 
     crd = annotate("nfd", {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "x"}})
     assert crd["metadata"]["annotations"] == {WAVE: "0", SYNC_OPTIONS: "ServerSideApply=true"}
-    assert [wave(c, "DaemonSet") for c in ("nfd", "driver", "container-toolkit", "validator", "device-plugin", "dcgm-exporter", "mig-manager")] == [2, 3, 4, 5, 6, 6, 6]
+    components = ("nfd", "driver", "container-toolkit", "operator-validator", "device-plugin", "gpu-feature-discovery", "dcgm-exporter", "mig-manager", "vgpu-manager")
+    assert [wave(c, "DaemonSet") for c in components] == [2, 3, 4, 5, 5, 5, 5, 5, 3]
     assert wave("device-plugin", "ClusterRole") == 1
     assert wave("anything", "Namespace") == 0
 
