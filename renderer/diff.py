@@ -204,6 +204,15 @@ def field_diff(old: Any, new: Any, path: FieldPath = ()) -> Iterator[tuple[Field
     yield (path, old, new)
 
 
+def leaf_paths(value: Any, path: FieldPath = ()) -> Iterator[FieldPath]:
+    """Path of every leaf under ``value`` (mappings only; lists and scalars are leaves)."""
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            yield from leaf_paths(v, (*path, k))
+    else:
+        yield path
+
+
 # --------------------------------------------------------------------------------------
 # Result types
 # --------------------------------------------------------------------------------------
@@ -637,6 +646,8 @@ class Side:
     models: dict[str, Model] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
     """Non-object files (path -> text), compared as text."""
+    patches: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    """Per scope, the user's raw Kustomize patches (``overlays/<cluster>/patches/*.yaml``)."""
 
 
 def diff_sides(old: Side, new: Side) -> Diff:
@@ -652,6 +663,7 @@ def diff_sides(old: Side, new: Side) -> Diff:
         objects += diff_scope(name, a, b, sorted(pools))
         if ma is not None and mb is not None:
             policy += diff_policy(name, ma, mb)
+            policy += diff_patches(name, old.patches.get(name, {}), new.patches.get(name, {}), sorted(pools))
             version_rows += pool_versions(name, ma, mb)
     pooled = {(s, label) for s, label, _, _ in version_rows}
     for row in image_versions(objects):
@@ -677,12 +689,57 @@ def diff_sides(old: Side, new: Side) -> Diff:
     )
 
 
-def side_from_models(label: str, base: Model, clusters: Mapping[str, Model], fleet: str = "fleet") -> Side:
+def side_from_models(
+    label: str,
+    base: Model,
+    clusters: Mapping[str, Model],
+    patches: Mapping[str, Iterable[tuple[str, bytes]]] | None = None,
+    fleet: str = "fleet",
+) -> Side:
     """Render every scope's objects directly from resolved models (the fast path for git refs)."""
     from renderer.render import objects
 
     models = {fleet: base, **clusters}
-    return Side(label, {name: scope_of(objects(m)) for name, m in models.items()}, dict(models))
+    raw = {name: dict(items) for name, items in (patches or {}).items()}
+    return Side(label, {name: scope_of(objects(m)) for name, m in models.items()}, dict(models), {}, raw)
+
+
+def _patch_docs(text: bytes) -> dict[Ident, Obj] | None:
+    from renderer import yamlio
+
+    try:
+        docs = yamlio.load_all(text.decode("utf-8"))
+    except Exception:
+        return None
+    return {ident(d): d for d in docs if isinstance(d, dict)}
+
+
+def diff_patches(scope: str, old: Mapping[str, bytes], new: Mapping[str, bytes], pools: Iterable[str] = ()) -> list[PolicyChange]:
+    """Changes of the user's raw patches, object by object and field by field, classified
+    like the objects they patch (a patch of a driver pod template is a driver reload)."""
+    out: list[PolicyChange] = []
+    pool_names = tuple(pools)
+    for fname in sorted(set(old) | set(new)):
+        a, b = old.get(fname), new.get(fname)
+        if a == b:
+            continue
+        where = f"patches/{fname}"
+        da, db = _patch_docs(a or b""), _patch_docs(b or b"")
+        if da is None or db is None:
+            out.append(PolicyChange(scope, where, "(unparsable)" if da is None else "(file)", "(unparsable)" if db is None else "(file)", (Cause("none", f"{where} does not parse", ()),)))
+            continue
+        for k in [*da, *(k for k in db if k not in da)]:
+            ta, tb = da.get(k, MISSING), db.get(k, MISSING)
+            comp = component_of(tb if tb is not MISSING else ta)
+            pl = pools_of(k.name, pool_names)
+            label = f"{where}: {k.kind}/{k.name}"
+            if ta is MISSING or tb is MISSING:
+                paths = list(leaf_paths(tb if ta is MISSING else ta))
+                out.append(PolicyChange(scope, label, ta, tb, classify(comp, k.kind, "changed", paths, pl)))
+                continue
+            for p, x, y in field_diff(ta, tb):
+                out.append(PolicyChange(scope, f"{label}: {format_path(p)}", x, y, classify(comp, k.kind, "changed", [p], pl)))
+    return out
 
 
 def side_from_tree(label: str, files: Mapping[str, str]) -> Side:

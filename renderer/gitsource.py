@@ -38,6 +38,9 @@ def prefix(cwd: Path) -> str:
 
 def default_branch(cwd: Path) -> str:
     """origin/HEAD's branch, else main, else master."""
+    inside = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=cwd, capture_output=True, timeout=60)
+    if inside.returncode != 0:
+        raise UserError("not a git repository: no merge base to diff against", hint="pass BASE and HEAD as folders or git refs")
     proc = subprocess.run(["git", "symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"], cwd=cwd, capture_output=True, timeout=60)
     if proc.returncode == 0:
         return proc.stdout.decode().strip().removeprefix("refs/remotes/")

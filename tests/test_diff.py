@@ -323,3 +323,40 @@ def test_classes_by_component_and_field(component: str, name: str, change: str, 
     assert obj.causes[0].pools == pools
     if component == "driver":
         assert [(v.label, v.old, v.new) for v in d.versions] == [("driver pool ubuntu2204 (main)", "1.0", "2.0")]
+
+
+PATCH = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: nvidia-device-plugin-daemonset
+  namespace: gpu-operator
+spec:
+  template:
+    spec:
+      tolerations:
+        - {key: dedicated, operator: Exists}
+"""
+
+
+def test_user_patches_are_diffed_and_classified(repo: Path, run_cli: Run) -> None:
+    commit(repo, {"overlays/staging/patches/device-plugin.yaml": PATCH}, "tolerate dedicated nodes")
+    data = diff_json(run_cli, "main", "change")
+    (change,) = data["policy"]
+    assert change["cluster"] == "staging"
+    assert change["path"] == "patches/device-plugin.yaml: DaemonSet/nvidia-device-plugin-daemonset"
+    assert change["classes"] == ["scheduling-pause"]
+    commit(repo, {"overlays/staging/patches/device-plugin.yaml": PATCH.replace("dedicated", "gpu-only")}, "rename taint")
+    data = diff_json(run_cli, "HEAD~1", "HEAD")
+    assert [(p["path"], p["old"], p["new"]) for p in data["policy"]] == [
+        ("patches/device-plugin.yaml: DaemonSet/nvidia-device-plugin-daemonset: spec.template.spec.tolerations[key=dedicated]", {"key": "dedicated", "operator": "Exists"}, None),
+        ("patches/device-plugin.yaml: DaemonSet/nvidia-device-plugin-daemonset: spec.template.spec.tolerations[key=gpu-only]", None, {"key": "gpu-only", "operator": "Exists"}),
+    ]
+
+
+def test_outside_a_repository_needs_two_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: Run) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "values.yaml").write_text(VALUES)
+    result = run_cli("diff")
+    assert result.exit_code == 1
+    assert "not a git repository" in result.stderr

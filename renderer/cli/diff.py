@@ -82,7 +82,8 @@ def to_side(src: Source, as_tree: bool) -> Side:
     p = _plan(src)
     if as_tree:
         return side_from_tree(src.label, render_plan(p))
-    return side_from_models(src.label, p.base, p.clusters)
+    patches = {c.name: c.patches for c in src.inputs.clusters} if src.inputs is not None else {}
+    return side_from_models(src.label, p.base, p.clusters, patches)
 
 
 def compute(opts: DiffOptions, cwd: Path) -> Diff:
