@@ -651,7 +651,7 @@ class Side:
 
 
 def diff_sides(old: Side, new: Side) -> Diff:
-    names = sorted(set(old.scopes) | set(new.scopes), key=lambda s: (s not in ("fleet", "base"), s))
+    names = sorted(set(old.scopes) | set(new.scopes), key=lambda s: (s != "fleet", s == "argocd", s))
     objects: list[ObjectChange] = []
     policy: list[PolicyChange] = []
     version_rows: list[tuple[str, str, str, str]] = []
@@ -663,8 +663,8 @@ def diff_sides(old: Side, new: Side) -> Diff:
         objects += diff_scope(name, a, b, sorted(pools))
         if ma is not None and mb is not None:
             policy += diff_policy(name, ma, mb)
-            policy += diff_patches(name, old.patches.get(name, {}), new.patches.get(name, {}), sorted(pools))
             version_rows += pool_versions(name, ma, mb)
+        policy += diff_patches(name, old.patches.get(name, {}), new.patches.get(name, {}), sorted(pools))
     pooled = {(s, label) for s, label, _, _ in version_rows}
     for row in image_versions(objects):
         if (row[0], row[1].split(" (", 1)[0]) not in pooled:
@@ -743,35 +743,111 @@ def diff_patches(scope: str, old: Mapping[str, bytes], new: Mapping[str, bytes],
 
 
 def side_from_tree(label: str, files: Mapping[str, str]) -> Side:
-    """An output tree ``{relative path: text}``: ``base/<component>/...``, ``overlays/<cluster>/...``,
-    ``argocd/...`` become scopes of objects; other files are compared as text."""
-    from renderer import yamlio
+    """An output tree ``{relative path: text}`` as scopes of objects.
 
-    scopes: dict[str, Scope] = {}
+    ``base/<component>/*.yaml`` is the ``fleet`` scope; each ``overlays/<cluster>/`` is
+    rebuilt into its cluster's full object set the way ``kubectl kustomize`` would: base,
+    plus its ``resources/``, with its JSON 6902 ``patches/`` applied and ``$patch: delete``
+    files removing objects; hand-written ``user-patches/`` (strategic merges) are compared
+    as patches. ``argocd/`` is a scope of its own. Every other file (chart, lock) and any
+    file that cannot be read this way is compared as text, so nothing is left out.
+    """
     other: dict[str, str] = {}
+    fleet: Scope = {}
+    scopes: dict[str, Scope] = {}
+    clusters: set[str] = set()
     for path, text in files.items():
         parts = path.split("/")
-        if not path.endswith((".yaml", ".yml")) or parts[0] not in ("base", "overlays", "argocd") or "templates" in parts:
-            other[path] = text
-            continue
         if parts[0] == "overlays" and len(parts) >= 3:
-            scope, hint = parts[1], (parts[2] if len(parts) >= 4 and parts[2] in _known_components() else "")
-        elif parts[0] == "base":
-            scope, hint = "base", (parts[1] if len(parts) >= 3 else "")
-        else:
-            scope, hint = parts[0], ("argocd" if parts[0] == "argocd" else "")
-        try:
-            docs = yamlio.load_all(text)
-        except Exception:
-            other[path] = text
+            clusters.add(parts[1])
             continue
-        for doc in docs:
-            if isinstance(doc, dict) and "kind" in doc:
-                scopes.setdefault(scope, {})[ident(doc)] = Entry(doc, component_of(doc, hint))
-    return Side(label, scopes, {}, other)
+        objs = _objects_of(text) if path.endswith((".yaml", ".yml")) and parts[-1] != "kustomization.yaml" else None
+        if parts[0] == "base" and len(parts) == 3 and objs is not None:
+            for obj in objs:
+                fleet[ident(obj)] = Entry(obj, component_of(obj, parts[1]))
+        elif parts[0] == "argocd" and objs is not None:
+            for obj in objs:
+                scopes.setdefault("argocd", {})[ident(obj)] = Entry(obj, "argocd")
+        elif not (parts[0] == "base" and parts[-1] == "kustomization.yaml"):
+            other[path] = text
+    if fleet:
+        scopes["fleet"] = fleet
+    patches: dict[str, dict[str, bytes]] = {}
+    for cluster in sorted(clusters):
+        root = f"overlays/{cluster}/"
+        mine = {p[len(root) :]: t for p, t in files.items() if p.startswith(root)}
+        scope, user, leftover = _rebuild(fleet, mine)
+        scopes[cluster] = scope
+        patches[cluster] = user
+        other.update({root + p: t for p, t in leftover.items()})
+    return Side(label, scopes, {}, other, patches)
 
 
-def _known_components() -> set[str]:
-    from renderer.components import COMPONENTS
+def _objects_of(text: str) -> list[Obj] | None:
+    """The Kubernetes objects of a YAML file, or None when it holds anything else."""
+    from renderer import yamlio
 
-    return {c.name for c in COMPONENTS} | set(COMPONENT_CLASSES)
+    try:
+        docs = yamlio.load_all(text)
+    except Exception:
+        return None
+    if not docs or not all(isinstance(d, dict) and d.get("kind") and isinstance(d.get("metadata"), dict) for d in docs):
+        return None
+    return docs
+
+
+def _target_ident(target: Mapping[str, Any]) -> Ident:
+    name = re.sub(r"\\(.)", r"\1", str(target.get("name", "")))
+    return Ident(str(target.get("group", "")), str(target.get("kind", "")), str(target.get("namespace", "")), name)
+
+
+def _rebuild(fleet: Scope, files: dict[str, str]) -> tuple[Scope, dict[str, bytes], dict[str, str]]:
+    """(cluster scope, user patches, files not understood) from one overlay folder."""
+    import copy
+
+    from renderer import yamlio
+    from renderer.emit import patchdiff
+
+    leftover = dict(files)
+    scope: Scope = dict(fleet)
+    user: dict[str, bytes] = {}
+    try:
+        kz = yamlio.load(leftover.pop("kustomization.yaml"))
+    except Exception:
+        return scope, user, files
+    for res in kz.get("resources") or []:
+        objs = _objects_of(leftover.get(str(res), ""))
+        if objs is None:
+            continue
+        del leftover[str(res)]
+        hint = str(res).split("/")[1] if str(res).count("/") >= 2 else ""
+        for obj in objs:
+            scope[ident(obj)] = Entry(obj, component_of(obj, hint))
+    for entry in kz.get("patches") or []:
+        path = str(entry.get("path", ""))
+        if path not in leftover:
+            continue
+        if path.startswith("user-patches/"):
+            user[path.split("/", 1)[1]] = _strip_header(leftover.pop(path)).encode("utf-8")
+            continue
+        try:
+            docs = yamlio.load_all(leftover[path])
+            if len(docs) == 1 and isinstance(docs[0], list) and "target" in entry:
+                key = _target_ident(entry["target"])
+                scope[key] = Entry(patchdiff.apply(copy.deepcopy(scope[key].obj), docs[0]), scope[key].component)
+            elif len(docs) == 1 and isinstance(docs[0], dict) and docs[0].get("$patch") == "delete":
+                del scope[ident(docs[0])]
+            else:
+                continue
+        except (KeyError, IndexError, ValueError, TypeError):
+            continue
+        del leftover[path]
+    return scope, user, leftover
+
+
+def _strip_header(text: str) -> str:
+    """A copied user patch without the generated header lines gpu-render put on top."""
+    lines = text.splitlines(keepends=True)
+    while lines and lines[0].startswith("# ") and ("gpu-render" in lines[0] or "Copied from" in lines[0]):
+        lines.pop(0)
+    return "".join(lines)
