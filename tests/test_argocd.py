@@ -253,3 +253,36 @@ def test_health_check_lua_runs_in_lua_5_1(status: Any, expected: str) -> None:
     hs = check(argocd.HEALTH_LUA % "NodeFeatureRule", table(obj))
     assert hs["status"] == expected
     assert hs["message"]
+
+
+def test_without_server_side_diff_dropped_zero_values_are_ignored() -> None:
+    ds = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "d", "namespace": "n"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "hostPID": False,
+                    "hostNetwork": True,
+                    "tolerations": [],
+                    "containers": [
+                        {"name": "c", "args": [], "env": [{"name": "A", "value": ""}, {"name": "B", "value": "x"}], "volumeMounts": [{"name": "v", "mountPath": "/v", "readOnly": False}]}
+                    ],
+                }
+            }
+        },
+    }
+    assert argocd.ignore_differences([ds]) == []
+    (entry,) = argocd.ignore_differences([ds], server_side_diff=False)
+    assert entry["jsonPointers"] == [
+        "/spec/template/spec/containers/0/args",
+        "/spec/template/spec/containers/0/env/0/value",
+        "/spec/template/spec/containers/0/volumeMounts/0/readOnly",
+        "/spec/template/spec/hostPID",
+        "/spec/template/spec/tolerations",
+    ]
+    files = _inline("gitops: {serverSideDiff: false}\n", {"a": ""})
+    (appset,) = yamlio.load_all(files["argocd/applicationset.yaml"])
+    assert crd_errors(appset) == []
+    assert "annotations" not in appset["spec"]["template"]["metadata"]

@@ -113,16 +113,19 @@ def sync_policy(model: Model) -> Obj:
     return out
 
 
-def ignore_differences(objs: Iterable[Obj]) -> list[Obj]:
+def ignore_differences(objs: Iterable[Obj], server_side_diff: bool = True) -> list[Obj]:
     """Narrow ignore rules for fields the API server rewrites and we could not render as stored.
 
     Resource quantities are canonicalised by the API server (``1000m`` is stored as ``1``,
     ``0.5`` as ``500m``): when a rendered quantity is not in canonical form, that one field
-    is ignored, on that one object.
+    is ignored, on that one object. Without server-side diff, zero values the API server
+    drops (``omitempty``: an env var's empty ``value``, ``hostPID: false``, empty lists) are
+    ignored the same way, since Argo CD's client-side diff would report them as missing.
     """
     out: list[Obj] = []
     for o in objs:
-        pointers = sorted(_noncanonical_quantities(o))
+        found = _noncanonical_quantities(o) + ([] if server_side_diff else _dropped_zero_values(o))
+        pointers = sorted(set(found))
         if pointers:
             entry: Obj = {"group": group_of(str(o["apiVersion"])), "kind": o["kind"], "name": o["metadata"]["name"]}
             if o["metadata"].get("namespace"):
@@ -153,6 +156,28 @@ def _noncanonical_quantities(obj: Obj) -> list[str]:
                     if not canonical_quantity(value):
                         name = res.replace("~", "~0").replace("/", "~1")
                         found.append(f"/spec/template/spec/{field}/{i}/resources/{section}/{name}")
+    return found
+
+
+POD_OMITEMPTY_BOOLS = ("hostNetwork", "hostPID", "hostIPC", "shareProcessNamespace")
+POD_OMITEMPTY_LISTS = ("initContainers", "volumes", "tolerations", "imagePullSecrets")
+CONTAINER_OMITEMPTY_LISTS = ("command", "args", "env", "envFrom", "volumeMounts", "ports")
+
+
+def _dropped_zero_values(obj: Obj) -> list[str]:
+    """Pod template fields whose zero value the API server does not store."""
+    pod = _pod_spec(obj)
+    if pod is None:
+        return []
+    base = "/spec/template/spec"
+    found = [f"{base}/{k}" for k in POD_OMITEMPTY_BOOLS if pod.get(k) is False]
+    found += [f"{base}/{k}" for k in POD_OMITEMPTY_LISTS if pod.get(k) == []]
+    for field in ("initContainers", "containers"):
+        for i, ctr in enumerate(pod.get(field) or []):
+            where = f"{base}/{field}/{i}"
+            found += [f"{where}/{k}" for k in CONTAINER_OMITEMPTY_LISTS if ctr.get(k) == []]
+            found += [f"{where}/env/{j}/value" for j, env in enumerate(ctr.get("env") or []) if env.get("value") == ""]
+            found += [f"{where}/volumeMounts/{j}/readOnly" for j, m in enumerate(ctr.get("volumeMounts") or []) if m.get("readOnly") is False]
     return found
 
 
@@ -199,8 +224,12 @@ def _app_spec(fleet: Model, project: str, dest: Obj, path: str, revision: str, i
     return spec
 
 
+def _ssd(fleet: Model) -> bool:
+    return bool(_gitops(fleet).get("serverSideDiff", True))
+
+
 def _app_annotations(fleet: Model) -> dict[str, str]:
-    if _gitops(fleet).get("serverSideDiff", True):
+    if _ssd(fleet):
         return {"argocd.argoproj.io/compare-options": "ServerSideDiff=true"}
     return {}
 
@@ -211,7 +240,7 @@ def application(fleet: Model, cluster: str, model: Model, objs: list[Obj]) -> Ob
     meta = _meta(name, str(g.get("argocdNamespace") or "argocd"), 1, _labels_for(cluster, model))
     meta["annotations"].update(_app_annotations(fleet))
     revision = str(_gitops(model).get("targetRevision") or g.get("targetRevision") or "HEAD")
-    spec = _app_spec(fleet, str(g["project"]), destination(model), source_path(fleet, cluster), revision, ignore_differences(objs))
+    spec = _app_spec(fleet, str(g["project"]), destination(model), source_path(fleet, cluster), revision, ignore_differences(objs, _ssd(fleet)))
     return {"apiVersion": API, "kind": "Application", "metadata": meta, "spec": spec}
 
 
@@ -286,7 +315,7 @@ def _cluster_generator(fleet: Model, objs: list[Obj]) -> tuple[Obj, Obj]:
     revision = str(g.get("targetRevision") or "HEAD")
     generator = {"clusters": {"selector": selector, "values": {"namespace": fleet.namespace, "targetRevision": revision}}}
     dest: Obj = {"server": "{{.server}}", "namespace": "{{.values.namespace}}"}
-    ignores = _dedupe(ignore_differences(objs))
+    ignores = _dedupe(ignore_differences(objs, _ssd(fleet)))
     spec = _app_spec(fleet, str(g["project"]), dest, source_path(fleet, "{{.name}}"), "{{.values.targetRevision}}", ignores)
     group = f'{{{{index .metadata.labels "{GROUP_LABEL}" | default "default"}}}}'
     return generator, {"metadata": _template_meta(fleet, "{{.name}}", group), "spec": spec}
@@ -312,7 +341,7 @@ def _element(fleet: Model, cluster: str, model: Model, objs: list[Obj]) -> Obj:
         "namespace": model.namespace,
         "path": source_path(fleet, cluster),
         "targetRevision": str(_gitops(model).get("targetRevision") or g.get("targetRevision") or "HEAD"),
-        "ignoreDifferences": ignore_differences(objs),
+        "ignoreDifferences": ignore_differences(objs, _ssd(fleet)),
     }
 
 
