@@ -286,3 +286,44 @@ def test_without_server_side_diff_dropped_zero_values_are_ignored() -> None:
     (appset,) = yamlio.load_all(files["argocd/applicationset.yaml"])
     assert crd_errors(appset) == []
     assert "annotations" not in appset["spec"]["template"]["metadata"]
+
+
+def _expand(appset: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """What the ApplicationSet controller makes of a list generator: one Application per element."""
+    import json
+    import re
+
+    out: dict[str, dict[str, Any]] = {}
+    for element in appset["spec"]["generators"][0]["list"]["elements"]:
+        text = json.dumps(appset["spec"]["template"])
+        text = re.sub(r"\{\{\.(\w+)\}\}", lambda m, e=element: str(e[m.group(1)]), text)
+        app = {"apiVersion": argocd.API, "kind": "Application", **json.loads(text)}
+        if element.get("ignoreDifferences"):
+            app["spec"]["ignoreDifferences"] = element["ignoreDifferences"]
+        app["spec"]["destination"] = {k: v for k, v in app["spec"]["destination"].items() if v != ""}
+        app["metadata"]["namespace"] = appset["metadata"]["namespace"]
+        out[element["cluster"]] = app
+    return out
+
+
+@pytest.mark.parametrize("fleet", sorted(FLEETS))
+def test_applicationset_generates_the_same_applications_as_the_applications_layout(fleet: str) -> None:
+    folder = FLEETS[fleet]
+    inputs = read_inputs(folder / "values.yaml", folder / "overlays")
+    values = yamlio.load(inputs.values.decode()) or {}
+
+    def with_layout(layout: str) -> dict[str, str]:
+        from dataclasses import replace
+
+        changed = {**values, "gitops": {**values.get("gitops", {}), "layout": layout, "generator": "list"}}
+        return render(replace(inputs, values=yamlio.dump(changed).encode()))
+
+    sets = with_layout("applicationset")
+    apps = with_layout("applications")
+    generated = _expand(yamlio.load(sets["argocd/applicationset.yaml"]))
+    for cluster, app in generated.items():
+        assert crd_errors(app) == []
+        written = yamlio.load(apps[f"argocd/applications/{cluster}.yaml"])
+        written["metadata"]["annotations"].pop(WAVE)
+        written["metadata"]["labels"] = dict(written["metadata"]["labels"])
+        assert app == written, cluster
