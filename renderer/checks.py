@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from renderer.merge import Located
-from renderer.problems import Problem
+from renderer.model import Pool
+from renderer.problems import Problem, pointer_of
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
@@ -39,4 +40,72 @@ def semantic(located: Located, cluster: str) -> list[Problem]:
             file, line, col = located.locate(pointer)
             problems.append(Problem(file, line, col, pointer, f"duplicate node pool name {name!r}", hint=f"also used by /nodePools/{seen[name]}", code="pool-duplicate"))
         seen.setdefault(name, index)
+    problems += pool_rules(located)
     return problems
+
+
+def _pool_pointer(located: Located, index: int, key: tuple[str, ...]) -> str:
+    """Where a pool setting was written: in the pool entry, else in the fleet values."""
+    if key and key[0] == "cluster":
+        return pointer_of(list(key))
+    own = pointer_of(["nodePools", index, *key])
+    if key and own in located.origins:
+        return own
+    fleet = pointer_of(list(key))
+    if key and fleet in located.origins:
+        return fleet
+    return pointer_of(["nodePools", index])
+
+
+def pool_rules(located: Located) -> list[Problem]:
+    """Per-pool image rules (digest + precompiled, kernel, driverType) and overlapping pools."""
+    from renderer import driverimage
+    from renderer.resolve import with_defaults
+
+    values = with_defaults(located.data)
+    problems: list[Problem] = []
+    resolved: list[tuple[int, Pool]] = []
+    reported: set[tuple[str, str]] = set()
+    for index, pool in enumerate(values.get("nodePools") or []):
+        issues = driverimage.pool_issues(values, pool)
+        for issue in issues:
+            pointer = _pool_pointer(located, index, issue.key)
+            if (pointer, issue.code) in reported:
+                continue  # a fleet-wide setting: reported once, for the first pool
+            reported.add((pointer, issue.code))
+            file, line, col = located.locate(pointer)
+            problems.append(Problem(file, line, col, pointer, f"node pool {pool.get('name')!r}: {issue.message}", hint=issue.hint, code=issue.code))
+        if not issues:
+            resolved.append((index, driverimage.resolve_pool(values, pool)))
+    problems += _overlaps(located, resolved)
+    return problems
+
+
+def _overlaps(located: Located, resolved: list[tuple[int, Pool]]) -> list[Problem]:
+    """Two pools must never select the same node: one node, one driver DaemonSet."""
+    from renderer import driverimage
+
+    problems: list[Problem] = []
+    for i, (ia, a) in enumerate(resolved):
+        for ib, b in resolved[i + 1 :]:
+            if not driverimage.selectors_overlap(a.node_selector, b.node_selector):
+                continue
+            pa, pb = f"/nodePools/{ia}", f"/nodePools/{ib}"
+            fa, la, ca = located.locate(pa)
+            file, line, col = located.locate(pb)
+            problems.append(
+                Problem(
+                    file,
+                    line,
+                    col,
+                    pb,
+                    f"node pools {b.name!r} and {a.name!r} ({fa}:{la}:{ca}) select the same nodes ({_selector_text(b.node_selector)})",
+                    hint="give the pools different OS versions or kernels, or tell them apart with driver.nodeSelector",
+                    code="pool-overlap",
+                )
+            )
+    return problems
+
+
+def _selector_text(selector: dict[str, str]) -> str:
+    return ", ".join(f"{k.rsplit('/', 1)[-1]}={v}" for k, v in sorted(selector.items()))

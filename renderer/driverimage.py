@@ -1,55 +1,296 @@
 """Which driver image each node pool gets, and how the pool's nodes are selected.
 
-Imitates the GPU Operator's OS-tag rule of the configured release (``cluster.operatorRelease``).
+The GPU Operator picks the driver image at runtime from a node's NFD labels. gpu-render does it
+at build time, per node pool, imitating the OS-tag rule of the configured operator release
+(``cluster.operatorRelease``). Everything here is pure: plain data in, :class:`Pool` out.
+
+Rules (see docs/driver-images.md):
+
+* OS tag: ``ID + VERSION_ID``; RHEL-like systems keep only the major version, depending on the
+  release (:data:`RELEASES`).
+* ``repository/image:version-<ostag>``; a digest version (``sha256:...``) is used as given,
+  without a suffix; an image-only reference (repository and version empty) is used verbatim.
+* Precompiled: ``repository/image:<branch>-<kernel>-<ostag>``; needs the pool's kernel and
+  refuses digests.
+* The same OS suffix rule for the GDS (nvidia-fs), GDRCopy (gdrdrv) and vGPU manager images.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from renderer.components.common import image_ref
+from renderer._version import OPERATOR_RELEASE
 from renderer.merge import deep_merge
 from renderer.model import Pool
 
 NFD = "feature.node.kubernetes.io"
+LABEL_ID = f"{NFD}/system-os_release.ID"
+LABEL_VERSION = f"{NFD}/system-os_release.VERSION_ID"
+LABEL_MAJOR = f"{NFD}/system-os_release.VERSION_ID.major"
+LABEL_KERNEL = f"{NFD}/kernel-version.full"
+
+DRIVER_TYPES = ("gpu", "vgpu", "vgpu-host-manager")
+DAEMONSET_PREFIX = {
+    "gpu": "nvidia-driver-daemonset",
+    "vgpu": "nvidia-vgpu-driver-daemonset",
+    "vgpu-host-manager": "nvidia-vgpu-manager-daemonset",
+}
+MAX_NAME = 63
 
 
-def os_tag(os_id: str, version: str, release: str = "v26.7") -> str:
+def _major_only_v25_10(os_id: str, major: int | None) -> bool:
+    return False
+
+
+def _major_only_v26_3(os_id: str, major: int | None) -> bool:
+    return os_id == "rocky" or (os_id == "rhel" and major is not None and major >= 10)
+
+
+def _major_only_v26_7(os_id: str, major: int | None) -> bool:
+    return os_id in ("rhel", "rocky", "ol")
+
+
+RELEASES: dict[str, Callable[[str, int | None], bool]] = {
+    "v25.10": _major_only_v25_10,
+    "v26.3": _major_only_v26_3,
+    "v26.7": _major_only_v26_7,
+}
+"""Operator release -> does its OS-tag rule keep only the major version of this OS?"""
+NEWEST = OPERATOR_RELEASE
+
+
+def _major(version: str) -> str:
+    return version.split(".")[0]
+
+
+def major_only(os_id: str, version: str, release: str = NEWEST) -> bool:
+    """True when the release's OS tag (and so the pool's selector) drops the minor version."""
+    rule = RELEASES.get(release)
+    if rule is None:
+        raise ValueError(f"unknown operator release {release!r}")
+    major = _major(version)
+    return rule(os_id, int(major) if major.isdigit() else None)
+
+
+def os_tag(os_id: str, version: str, release: str = NEWEST) -> str:
     """``ID + VERSION_ID`` with the release's major-only rule for RHEL-like systems."""
-    major = version.split(".")[0]
-    if release >= "v26.7" and os_id in ("rhel", "rocky", "ol"):
-        return f"{os_id}{major}"
-    if release.startswith("v26.3") and (os_id == "rocky" or (os_id == "rhel" and major.isdigit() and int(major) >= 10)):
-        return f"{os_id}{major}"
+    if major_only(os_id, version, release):
+        return f"{os_id}{_major(version)}"
     return f"{os_id}{version}"
 
 
+def os_selector(os_id: str, version: str, release: str = NEWEST) -> dict[str, str]:
+    """NFD labels that select this OS: ``ID`` plus ``VERSION_ID`` or ``VERSION_ID.major``."""
+    if major_only(os_id, version, release):
+        return {LABEL_ID: os_id, LABEL_MAJOR: _major(version)}
+    return {LABEL_ID: os_id, LABEL_VERSION: version}
+
+
+_ARCH = re.compile(r"(x86_64|aarch64)([_+]64k)?")
+_NOT_DNS = re.compile(r"[^a-z0-9.-]+")
+
+
+def sanitize_kernel(kernel: str) -> str:
+    """Kernel version as a name part: arch suffix stripped, ``_`` -> ``.``, lowercase, DNS-safe.
+
+    ``5.14.0-427.37.1.el9_4.x86_64`` -> ``5.14.0-427.37.1.el9.4``.
+    """
+    out = _ARCH.sub("", kernel).replace("_", ".").lower()
+    out = _NOT_DNS.sub("-", out)
+    out = re.sub(r"([.-])[.-]+", r"\1", out)
+    return out.strip(".-")
+
+
+def dns_name(name: str, limit: int = MAX_NAME) -> str:
+    """``name`` cut to ``limit`` characters; a cut name ends in a hash of the whole name."""
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{name[: limit - len(digest) - 1].rstrip('.-')}-{digest}"
+
+
+def daemonset_name(pool_name: str, driver_type: str = "gpu", kernel: str = "", precompiled: bool = False) -> str:
+    """``nvidia-driver-daemonset-<pool>`` (``-<sanitised kernel>`` for precompiled), <= 63 chars."""
+    name = f"{DAEMONSET_PREFIX.get(driver_type, DAEMONSET_PREFIX['gpu'])}-{pool_name}"
+    if precompiled and kernel:
+        name = f"{name}-{sanitize_kernel(kernel)}"
+    return dns_name(name)
+
+
+@dataclass(frozen=True)
+class PoolIssue:
+    """Something wrong with one pool's settings; ``key`` is the path inside the merged pool."""
+
+    key: tuple[str, ...]
+    message: str
+    hint: str = ""
+    code: str = ""
+
+
+class PoolError(ValueError):
+    """Raised by :func:`resolve_pool` for a pool that :func:`pool_issues` would reject."""
+
+    def __init__(self, pool: str, issue: PoolIssue) -> None:
+        super().__init__(f"node pool {pool!r}: {issue.message}")
+        self.issue = issue
+
+
+def _text(section: dict[str, Any], key: str) -> str:
+    value = section.get(key)
+    return "" if value is None else str(value)
+
+
+def _is_digest(version: str) -> bool:
+    return version.startswith("sha256:")
+
+
+def image_path(section: dict[str, Any]) -> str:
+    """``repository/image:version``, ``repository/image@sha256:...``, or the image alone."""
+    repository, image, version = _text(section, "repository"), _text(section, "image"), _text(section, "version")
+    if not repository and not version:
+        return image
+    ref = f"{repository}/{image}" if repository else image
+    if _is_digest(version):
+        return f"{ref}@{version}"
+    return f"{ref}:{version}" if version else ref
+
+
+def _image_only(section: dict[str, Any]) -> bool:
+    return not _text(section, "repository") and not _text(section, "version")
+
+
+def suffixed_image(section: dict[str, Any], tag: str) -> str:
+    """The OS-suffixed image of a driver-like section (driver, GDS, GDRCopy, vGPU manager)."""
+    ref = image_path(section)
+    if _image_only(section) or "sha256:" in ref:
+        return ref
+    return f"{ref}-{tag}"
+
+
+def precompiled_image(section: dict[str, Any], kernel: str, tag: str) -> str:
+    """``repository/image:<branch>-<kernel>-<ostag>``; an image-only reference is used verbatim."""
+    if _image_only(section):
+        return _text(section, "image")
+    return f"{image_path(section)}-{kernel}-{tag}"
+
+
+def driver_type(driver: dict[str, Any]) -> str:
+    """``driver.driverType`` (NVIDIADriver field) or the chart's ``driver.nvidiaDriverCRD.driverType``."""
+    if driver.get("driverType") is not None:
+        return str(driver["driverType"])
+    crd = driver.get("nvidiaDriverCRD") or {}
+    return str(crd.get("driverType") or "gpu")
+
+
+def _driver_source(values: dict[str, Any], pool: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(merged driver settings of the pool, the pool's own ``driver`` entry)."""
+    own = pool.get("driver") or {}
+    return deep_merge(values.get("driver") or {}, own), own
+
+
+def _vgpu_section(values: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """``vgpuManager`` with the image keys a vgpu-host-manager pool sets in its own ``driver``."""
+    keys: dict[str, Any] = {k: own[k] for k in ("repository", "image", "version") if k in own}
+    return deep_merge(values.get("vgpuManager") or {}, keys)
+
+
+def _main_section(values: dict[str, Any], driver: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """Where the pool's main image comes from: the driver, or the vGPU manager for host pools."""
+    if driver_type(driver) == "vgpu-host-manager":
+        return _vgpu_section(values, own)
+    return driver
+
+
+def pool_issues(values: dict[str, Any], pool: dict[str, Any]) -> list[PoolIssue]:
+    """Every reason this pool's image or selector cannot be resolved (empty when fine).
+
+    ``values`` must already carry the defaults (:func:`renderer.resolve.with_defaults`).
+    """
+    issues: list[PoolIssue] = []
+    driver, own = _driver_source(values, pool)
+    kind = driver_type(driver)
+    if kind not in DRIVER_TYPES:
+        key = ("driver", "driverType") if "driverType" in driver else ("driver", "nvidiaDriverCRD", "driverType")
+        issues.append(PoolIssue(key, f"unknown driverType {kind!r}", "allowed: " + ", ".join(DRIVER_TYPES), "pool-driver-type"))
+    release = str((values.get("cluster") or {}).get("operatorRelease") or NEWEST)
+    if release not in RELEASES:
+        issues.append(PoolIssue(("cluster", "operatorRelease"), f"unknown operator release {release!r}", "allowed: " + ", ".join(RELEASES), "operator-release"))
+    main = _main_section(values, driver, own)
+    if bool(driver.get("usePrecompiled")):
+        version = _text(main, "version")
+        if _is_digest(version) or (_image_only(main) and "@sha256:" in _text(main, "image")):
+            issues.append(PoolIssue(("driver", "version") if version else ("driver", "image"), "a digest cannot be used with usePrecompiled: precompiled images are tagged per kernel", "set driver.version to the driver branch (e.g. '570') or turn usePrecompiled off", "pool-precompiled-digest"))
+        if not str(pool.get("kernel") or ""):
+            issues.append(PoolIssue((), "usePrecompiled needs the pool's kernel (the image tag and node selector contain it)", "add kernel: <uname -r of the pool's nodes>, as NFD reports it in kernel-version.full", "pool-precompiled-kernel"))
+    if kind == "vgpu-host-manager" and _image_only(main) and not re.search(r"[:@]", _text(main, "image")):
+        issues.append(PoolIssue(("driver", "driverType"), f"the vGPU manager image has no repository or version ({_text(main, 'image')!r})", "set vgpuManager.repository and vgpuManager.version to the image you built from the NVIDIA vGPU software", "pool-vgpu-image"))
+    return issues
+
+
 def resolve_pool(values: dict[str, Any], pool: dict[str, Any]) -> Pool:
-    release = str(values["cluster"]["operatorRelease"])
+    """Resolve one ``nodePools`` entry; ``values`` must already carry the defaults."""
+    name = str(pool["name"])
+    issues = pool_issues(values, pool)
+    if issues:
+        raise PoolError(name, issues[0])
+    release = str(values["cluster"].get("operatorRelease") or NEWEST)
     os_info = pool.get("os") or {}
     os_id = str(os_info.get("id", "ubuntu"))
     os_version = str(os_info.get("version", "22.04"))
-    driver = deep_merge(values.get("driver") or {}, pool.get("driver") or {})
+    kernel = str(pool.get("kernel") or "")
+    driver, own = _driver_source(values, pool)
+    kind = driver_type(driver)
+    precompiled = bool(driver.get("usePrecompiled"))
     tag = os_tag(os_id, os_version, release)
-    base = image_ref(driver)
-    image = base if "sha256:" in base else f"{base}-{tag}"
-    selector = {f"{NFD}/system-os_release.ID": os_id}
-    if tag.endswith(os_version):
-        selector[f"{NFD}/system-os_release.VERSION_ID"] = os_version
-    else:
-        selector[f"{NFD}/system-os_release.VERSION_ID.major"] = os_version.split(".")[0]
-    name = str(pool["name"])
+    main = _main_section(values, driver, own)
+    image = precompiled_image(main, kernel, tag) if precompiled else suffixed_image(main, tag)
+    selector = os_selector(os_id, os_version, release)
+    if precompiled:
+        selector[LABEL_KERNEL] = kernel
+    for key, value in sorted((driver.get("nodeSelector") or {}).items()):
+        selector.setdefault(str(key), str(value))
+    gds = deep_merge(values.get("gds") or {}, driver.get("gds") or {})
+    gdrcopy = deep_merge(values.get("gdrcopy") or {}, driver.get("gdrcopy") or {})
+    vgpu = _vgpu_section(values, own if kind == "vgpu-host-manager" else {})
+    images = {
+        "driver": image,
+        "gds": suffixed_image(gds, tag),
+        "gdrcopy": suffixed_image(gdrcopy, tag),
+        "vgpuManager": suffixed_image(vgpu, tag),
+    }
     return Pool(
         name=name,
         os_id=os_id,
         os_version=os_version,
-        kernel=str(pool.get("kernel", "")),
+        kernel=kernel,
         runtime=str(pool.get("runtime") or values["cluster"].get("containerRuntime", "containerd")),
         driver=driver,
         os_tag=tag,
         image=image,
         node_selector=selector,
-        daemonset_name=f"nvidia-driver-daemonset-{name}",
-        images={"driver": image},
+        daemonset_name=daemonset_name(name, kind, kernel, precompiled),
+        precompiled=precompiled,
+        images=images,
+        driver_type=kind,
         values=dict(pool),
     )
+
+
+def selectors_overlap(a: dict[str, str], b: dict[str, str]) -> bool:
+    """Could one node carry both selectors' labels? (No shared key with different values.)"""
+    for key in a.keys() & b.keys():
+        if a[key] != b[key]:
+            return False
+    for one, other in ((a, b), (b, a)):
+        if LABEL_VERSION in one and LABEL_MAJOR in other and _major(one[LABEL_VERSION]) != other[LABEL_MAJOR]:
+            return False
+    return True
+
+
+def matches(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    """Does a node with ``labels`` satisfy ``selector``?"""
+    return all(labels.get(k) == v for k, v in selector.items())

@@ -29,6 +29,8 @@ class Pool:
     """Per-pool OS-suffixed images: ``driver``, ``gds``, ``gdrcopy``, ``vgpuManager``."""
     values: dict[str, Any] = field(default_factory=dict)
     """The pool's own entry from ``nodePools`` (gpuProduct, mig, devicePluginConfig, ...)."""
+    driver_type: str = "gpu"
+    """``gpu``, ``vgpu`` (guest driver) or ``vgpu-host-manager`` (image is the vGPU manager's)."""
 
 
 @dataclass(frozen=True)
