@@ -515,10 +515,9 @@ def diff_scope(scope: str, old: Scope, new: Scope, pools: Iterable[str] = ()) ->
     for k in sorted(set(old) & set(new)):
         if old[k].obj == new[k].obj:
             continue
-        fields = tuple(
-            FieldChange(format_path(p), a, b, _is_noise(p, k.kind)) for p, a, b in field_diff(old[k].obj, new[k].obj)
-        )
-        real = [p for p, _, _ in field_diff(old[k].obj, new[k].obj) if not _is_noise(p, k.kind)]
+        raw = [(p, a, b, _is_noise(p, k.kind)) for p, a, b in field_diff(old[k].obj, new[k].obj)]
+        fields = tuple(FieldChange(format_path(p), a, b, noise) for p, a, b, noise in raw)
+        real = [p for p, _, _, noise in raw if not noise]
         comp = new[k].component
         pl = pools_of(k.name, pool_names)
         causes = classify(comp, k.kind, "changed", real, pl) if real else ()

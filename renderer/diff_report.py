@@ -196,11 +196,7 @@ def markdown(diff: Diff, *, show_noise: bool = False) -> str:
     groups = per_scope_component(diff)
     out += _md_head(diff)
     if groups:
-        out += ["### Summary", "", "| cluster | component | added | changed | removed | renamed | classes |", "| --- | --- | --: | --: | --: | --: | --- |"]
-        for (scope, comp), items in groups.items():
-            c = counts(items)
-            out.append(f"| {scope} | {comp} | {c['added']} | {c['changed']} | {c['removed']} | {c['renamed']} | {', '.join(classes_of(items))} |")
-        out.append("")
+        out += _md_summary(diff, groups)
     if diff.policy:
         grouped = grouped_policy(diff)
         out += [f"<details><summary>Policy changes ({len(grouped)})</summary>", ""]
@@ -213,6 +209,37 @@ def markdown(diff: Diff, *, show_noise: bool = False) -> str:
             out += _md_objects(scope, comp, items, show_noise)
     out += _md_tail(diff, show_noise)
     return "\n".join(out)
+
+
+SUMMARY_ROWS = 30
+"""Past this many cluster/component rows the per-cluster table is folded in <details>."""
+
+
+def _md_summary(diff: Diff, groups: dict[tuple[str, str], list[ObjectChange]]) -> list[str]:
+    """Per component over all clusters, then per cluster and component."""
+    header = "| added | changed | removed | renamed | classes |"
+    rule = "| --: | --: | --: | --: | --- |"
+    by_comp: dict[str, list[ObjectChange]] = {}
+    clusters: dict[str, set[str]] = {}
+    for (scope, comp), items in groups.items():
+        by_comp.setdefault(comp, []).extend(items)
+        clusters.setdefault(comp, set()).add(scope)
+    out = ["### Summary", "", f"| component | clusters {header}", f"| --- | --: {rule}"]
+    for comp, items in by_comp.items():
+        c = counts(items)
+        out.append(f"| {comp} | {len(clusters[comp])} | {c['added']} | {c['changed']} | {c['removed']} | {c['renamed']} | {', '.join(classes_of(items))} |")
+    out.append("")
+    folded = len(groups) > SUMMARY_ROWS
+    if folded:
+        out += [f"<details><summary>Per cluster ({len(groups)} rows)</summary>", ""]
+    out += [f"| cluster | component {header}", f"| --- | --- {rule}"]
+    for (scope, comp), items in groups.items():
+        c = counts(items)
+        out.append(f"| {scope} | {comp} | {c['added']} | {c['changed']} | {c['removed']} | {c['renamed']} | {', '.join(classes_of(items))} |")
+    out.append("")
+    if folded:
+        out += ["</details>", ""]
+    return out
 
 
 def _md_head(diff: Diff) -> list[str]:
