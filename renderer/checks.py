@@ -6,7 +6,7 @@ import re
 
 from renderer.merge import Located
 from renderer.model import Pool
-from renderer.problems import Problem, pointer_of
+from renderer.problems import Problem, Severity, pointer_of
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
@@ -109,3 +109,43 @@ def _overlaps(located: Located, resolved: list[tuple[int, Pool]]) -> list[Proble
 
 def _selector_text(selector: dict[str, str]) -> str:
     return ", ".join(f"{k.rsplit('/', 1)[-1]}={v}" for k, v in sorted(selector.items()))
+
+
+IN_CLUSTER = "https://kubernetes.default.svc"
+
+
+def shared_destinations(located: dict[str, Located], fleet: str = "fleet") -> list[Problem]:
+    """Warn when two clusters' Applications would deploy to the same Argo CD destination.
+
+    Both Applications would own the same objects and overwrite each other on every sync.
+    Only for the list generator, where destinations come from the policy.
+    """
+    by_dest: dict[tuple[str, str], list[str]] = {}
+    for name, loc in sorted(located.items()):
+        if name == fleet:
+            continue
+        gitops = loc.data.get("gitops") or {}
+        if gitops.get("generator") == "clusters" and gitops.get("layout", "applicationset") == "applicationset":
+            return []
+        dest = gitops.get("destination") or {}
+        key = ("name", str(dest["name"])) if dest.get("name") else ("server", str(dest.get("server") or IN_CLUSTER))
+        by_dest.setdefault(key, []).append(name)
+    problems: list[Problem] = []
+    for (field, value), names in sorted(by_dest.items()):
+        if len(names) < 2:
+            continue
+        for name in names:
+            file, line, col = located[name].locate("/gitops/destination")
+            problems.append(
+                Problem(
+                    file,
+                    line,
+                    col,
+                    "/gitops/destination",
+                    f"clusters {', '.join(names)} all deploy to destination {field} {value}; their Argo CD Applications would overwrite each other",
+                    hint="set gitops.destination.server or gitops.destination.name in each cluster's overlay values",
+                    code="gitops-destination",
+                    severity=Severity.WARNING,
+                )
+            )
+    return problems

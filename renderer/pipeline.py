@@ -65,6 +65,8 @@ def plan(inputs: Inputs) -> Plan:
                 if p not in seen:
                     seen.add(p)
                     problems.append(p)
+    if not any(p.severity is Severity.ERROR for p in problems):
+        problems += sorted(set(checks.shared_destinations(located, FLEET)))
     problems.sort()
     if any(p.severity is Severity.ERROR for p in problems) or fleet is None:
         return Plan(None, {}, located, tuple(problems))

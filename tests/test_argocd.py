@@ -327,3 +327,23 @@ def test_applicationset_generates_the_same_applications_as_the_applications_layo
         written["metadata"]["annotations"].pop(WAVE)
         written["metadata"]["labels"] = dict(written["metadata"]["labels"])
         assert app == written, cluster
+
+
+def test_two_clusters_on_one_destination_warn() -> None:
+    inputs = Inputs(
+        b"gitops:\n  repoURL: https://g.example.com/r.git\n",
+        "values.yaml",
+        (
+            ClusterInput("a", b"gitops:\n  destination:\n    name: shared\n", "overlays/a/values.yaml"),
+            ClusterInput("b", b"gitops:\n  destination:\n    name: shared\n", "overlays/b/values.yaml"),
+            ClusterInput("c", b"", "overlays/c/values.yaml"),
+        ),
+    )
+    warnings = [p.format() for p in plan(inputs).warnings]
+    assert warnings == [
+        f"overlays/{c}/values.yaml:3:5: /gitops/destination: warning: clusters a, b all deploy to destination name shared; their Argo CD Applications would overwrite each other"
+        " (set gitops.destination.server or gitops.destination.name in each cluster's overlay values)"
+        for c in ("a", "b")
+    ]
+    clusters_generator = Inputs(b"gitops: {generator: clusters}\n", "values.yaml", inputs.clusters)
+    assert plan(clusters_generator).warnings == []
