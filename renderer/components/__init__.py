@@ -10,7 +10,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from renderer.components import device_plugin, namespace, runtimeclass
+from renderer.components import (
+    cc_manager,
+    dcgm,
+    dcgm_exporter,
+    device_plugin,
+    kata_sandbox_device_plugin,
+    mig_manager,
+    namespace,
+    nfd,
+    node_labeller,
+    node_status_exporter,
+    runtimeclass,
+    sandbox_device_plugin,
+    sandbox_validator,
+    vfio_manager,
+    vgpu_device_manager,
+    vgpu_manager,
+)
 from renderer.components.common import Obj
 from renderer.model import Model
 
@@ -33,7 +50,25 @@ class Component:
 COMPONENTS: tuple[Component, ...] = (
     Component("namespace", "", namespace.build),
     Component("runtimeclass", "", runtimeclass.build, runtimeclass.enabled),
+    Component("nfd", "nfd", nfd.build),
+    Component("node-labeller", "nodeLabeller", node_labeller.build),
     Component("device-plugin", "devicePlugin", device_plugin.build),
+    Component("dcgm", "dcgm", dcgm.build),
+    Component("dcgm-exporter", "dcgmExporter", dcgm_exporter.build),
+    Component("mig-manager", "migManager", mig_manager.build),
+    Component("node-status-exporter", "nodeStatusExporter", node_status_exporter.build),
+    Component("vgpu-manager", "vgpuManager", vgpu_manager.build, vgpu_manager.enabled),
+    Component("vgpu-device-manager", "vgpuDeviceManager", vgpu_device_manager.build, vgpu_device_manager.enabled),
+    Component("sandbox-validator", "", sandbox_validator.build, sandbox_validator.enabled),
+    Component("vfio-manager", "vfioManager", vfio_manager.build, vfio_manager.enabled),
+    Component("sandbox-device-plugin", "sandboxDevicePlugin", sandbox_device_plugin.build, sandbox_device_plugin.enabled),
+    Component(
+        "kata-sandbox-device-plugin",
+        "kataSandboxDevicePlugin",
+        kata_sandbox_device_plugin.build,
+        kata_sandbox_device_plugin.enabled,
+    ),
+    Component("cc-manager", "ccManager", cc_manager.build, cc_manager.enabled),
 )
 
 

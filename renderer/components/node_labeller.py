@@ -1,0 +1,134 @@
+"""Write-once seeding of the per-operand deploy labels ``nvidia.com/gpu.deploy.<operand>``.
+
+Without the operator nothing labels GPU nodes for each operand, and NFD must not: it would
+put ``true`` back while k8s-driver-manager holds an operand at ``paused-for-driver-upgrade``.
+This DaemonSet runs a stock kubectl image on every GPU node, adds each deploy label that is
+missing (``true`` for the operands of the node's workload, ``false`` for the others) and
+never touches a label that exists. Then it sleeps; there is no reconcile loop.
+"""
+
+from __future__ import annotations
+
+from renderer.components import common as c
+from renderer.components.common import Obj
+from renderer.model import Model
+
+NAME = "nvidia-node-labeller"
+
+CONTAINER_OPERANDS = (
+    "driver",
+    "container-toolkit",
+    "operator-validator",
+    "device-plugin",
+    "gpu-feature-discovery",
+    "dcgm",
+    "dcgm-exporter",
+    "mig-manager",
+    "node-status-exporter",
+)
+"""The operator's label set for the ``container`` workload (``gpuStateLabels``)."""
+
+SCRIPT = """\
+set -u
+label() { kubectl get node "$NODE_NAME" -o "jsonpath={.metadata.labels.$1}"; }
+wanted=$CONTAINER_OPERANDS
+if [ "$SANDBOX_WORKLOADS" = true ]; then
+  workload=$(label 'nvidia\\.com/gpu\\.workload\\.config') || exit 1
+  case "${workload:-$DEFAULT_WORKLOAD}" in
+    vm-passthrough) wanted=$VM_PASSTHROUGH_OPERANDS ;;
+    vm-vgpu) wanted=$VM_VGPU_OPERANDS ;;
+  esac
+fi
+opt_out=$(label 'nvidia\\.com/gpu\\.deploy\\.operands') || exit 1
+if [ "$opt_out" = false ]; then wanted=""; fi
+for operand in $ALL_OPERANDS; do
+  key="nvidia.com/gpu.deploy.$operand"
+  current=$(label "nvidia\\.com/gpu\\.deploy\\.$operand") || exit 1
+  if [ -n "$current" ]; then echo "kept $key=$current"; continue; fi
+  value=false
+  case " $wanted " in *" $operand "*) value=true ;; esac
+  kubectl label node "$NODE_NAME" "$key=$value" || exit 1
+done
+exec sleep infinity
+"""
+"""Adds missing labels only: ``kubectl label`` without ``--overwrite`` refuses to change one."""
+
+
+def _sandbox_device_plugin(model: Model) -> str:
+    mode = model.section("sandboxWorkloads").get("mode", "kubevirt")
+    return "kata-sandbox-device-plugin" if mode == "kata" else "sandbox-device-plugin"
+
+
+def workload_operands(model: Model) -> dict[str, tuple[str, ...]]:
+    """Operands labelled ``true`` per workload type, as the operator's node labelling does."""
+    out: dict[str, tuple[str, ...]] = {"container": CONTAINER_OPERANDS}
+    if model.enabled("sandboxWorkloads"):
+        dp = _sandbox_device_plugin(model)
+        out["vm-passthrough"] = (dp, "sandbox-validator", "vfio-manager", "cc-manager")
+        out["vm-vgpu"] = (dp, "vgpu-manager", "vgpu-device-manager", "sandbox-validator", "cc-manager")
+    return out
+
+
+def _env(model: Model) -> list[Obj]:
+    per_workload = workload_operands(model)
+    every: list[str] = []
+    for operands in per_workload.values():
+        every += [o for o in operands if o not in every]
+    sandbox = model.section("sandboxWorkloads")
+    pairs = [
+        ("HOME", "/tmp"),
+        ("SANDBOX_WORKLOADS", "true" if sandbox.get("enabled") else "false"),
+        ("DEFAULT_WORKLOAD", str(sandbox.get("defaultWorkload", "container"))),
+        ("ALL_OPERANDS", " ".join(every)),
+        ("CONTAINER_OPERANDS", " ".join(per_workload["container"])),
+        ("VM_PASSTHROUGH_OPERANDS", " ".join(per_workload.get("vm-passthrough", ()))),
+        ("VM_VGPU_OPERANDS", " ".join(per_workload.get("vm-vgpu", ()))),
+    ]
+    node = {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
+    return [node, *c.env_list(*pairs)]
+
+
+def daemonset(model: Model) -> Obj:
+    section = model.section("nodeLabeller")
+    container: Obj = {
+        "name": "seed-deploy-labels",
+        "image": c.image_ref(section),
+        "imagePullPolicy": section.get("imagePullPolicy", "IfNotPresent"),
+        "command": ["/bin/sh", "-c", SCRIPT],
+        "env": _env(model),
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "readOnlyRootFilesystem": True,
+            "runAsNonRoot": True,
+            "runAsUser": 65534,
+        },
+        "volumeMounts": [c.mount("tmp", "/tmp")],
+    }
+    if section.get("resources"):
+        container["resources"] = c.resources(section)
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}
+                ]
+            }
+        }
+    }
+    pod: Obj = {
+        "serviceAccountName": NAME,
+        "affinity": affinity,
+        "containers": [container],
+        "volumes": [{"name": "tmp", "emptyDir": {}}],
+    }
+    return c.daemonset(NAME, model, operand="node-labeller", pod_spec=pod, section=section, component="node-labeller")
+
+
+def build(model: Model) -> list[Obj]:
+    return [
+        c.service_account(NAME, model),
+        c.cluster_role(NAME, [c.rule([""], ["nodes"], ["get", "patch"])]),
+        c.cluster_role_binding(NAME, model),
+        daemonset(model),
+    ]

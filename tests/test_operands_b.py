@@ -1,0 +1,371 @@
+"""Operands (NFD, node labeller, DCGM, exporter, MIG manager, node status exporter, sandbox):
+strict schemas, CRs against their CRDs, per-component on/off, and what output must never hold.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import stat
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from jsonschema import Draft7Validator
+
+from renderer import yamlio
+from renderer.components import COMPONENTS, dcgm_exporter, facts, nfd, node_labeller
+from renderer.inputs import Inputs
+from renderer.merge import deep_merge
+from renderer.model import Model
+from renderer.render import objects, render
+from renderer.resolve import resolve
+from tests.conftest import strict_validate
+
+DATA = Path(__file__).resolve().parent / "data"
+
+POOLS: list[dict[str, Any]] = [
+    {"name": "ubuntu2204", "os": {"id": "ubuntu", "version": "22.04"}, "kernel": "5.15.0-1040-nvidia"},
+    {"name": "rhel94", "os": {"id": "rhel", "version": "9.4"}, "kernel": "5.14.0-427.37.1.el9_4.x86_64"},
+]
+
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "full-container": {
+        "dcgm": {"enabled": True},
+        "nodeStatusExporter": {"enabled": True},
+        "nfd": {"nodefeaturerules": True},
+        "dcgmExporter": {
+            "enablePodLabels": True,
+            "podLabelAllowlistRegex": ["^app$"],
+            "hpcJobMapping": {"enabled": True},
+            "config": {"name": "custom-metrics", "create": True, "data": "DCGM_FI_DEV_SM_CLOCK, gauge, SM clock.\n"},
+        },
+        "migManager": {"config": {"name": "custom-mig", "create": True, "data": {"config.yaml": "version: v1\nmig-configs: {}\n"}}},
+    },
+    "sandbox-kubevirt": {
+        "sandboxWorkloads": {"enabled": True, "mode": "kubevirt", "defaultWorkload": "vm-passthrough"},
+        "vgpuManager": {"enabled": True, "repository": "registry.example.com/nvidia", "version": "595.91.07"},
+    },
+    "sandbox-kata": {
+        "sandboxWorkloads": {"enabled": True, "mode": "kata", "defaultWorkload": "vm-passthrough"},
+        "vgpuManager": {"enabled": True, "repository": "registry.example.com/nvidia", "version": "595.91.07"},
+    },
+    "nri-no-monitor": {
+        "cdi": {"enabled": True, "nriPluginEnabled": True},
+        "cluster": {"capabilities": {"serviceMonitor": False}},
+        "dcgmExporter": {"env": [{"name": "DCGM_REMOTE_HOSTENGINE_INFO", "value": "localhost:5555"}]},
+    },
+}
+
+COUPLED: dict[str, set[str]] = {
+    "dcgm": {"dcgm-exporter"},  # the exporter falls back to its embedded hostengine
+    "cc-manager": {"sandbox-validator"},  # cc-manager-validation init container goes too
+}
+"""Turning the key component off legitimately edits these other components' objects
+(never adds or removes one): the operator wires them the same way."""
+
+
+def values(name: str) -> dict[str, Any]:
+    return deep_merge({"nodePools": copy.deepcopy(POOLS)}, copy.deepcopy(SCENARIOS[name]))
+
+
+def model(vals: dict[str, Any]) -> Model:
+    return resolve(copy.deepcopy(vals), "fleet")
+
+
+def all_objects(vals: dict[str, Any]) -> list[dict[str, Any]]:
+    return [o for objs in objects(model(vals)).values() for o in objs]
+
+
+def identity(obj: dict[str, Any]) -> tuple[str, str, str, str]:
+    return (obj["apiVersion"], obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+
+
+def _strict(schema: Any) -> Any:
+    """A CRD schema that also rejects unknown fields (the API server would prune them)."""
+    if isinstance(schema, list):
+        return [_strict(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _strict(v) for k, v in schema.items()}
+    if out.get("type") == "object" and "properties" in out and not out.get("x-kubernetes-preserve-unknown-fields"):
+        out.setdefault("additionalProperties", False)
+    return out
+
+
+def crd_validator(crds: list[dict[str, Any]], kind: str) -> Draft7Validator:
+    for crd in crds:
+        if crd["spec"]["names"]["kind"] == kind:
+            version = next(v for v in crd["spec"]["versions"] if v.get("storage"))
+            schema = _strict(version["schema"]["openAPIV3Schema"])
+            schema["properties"]["metadata"] = {"type": "object"}
+            return Draft7Validator(schema)
+    raise KeyError(kind)
+
+
+def service_monitor_crd() -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all((DATA / "monitoring.coreos.com_servicemonitors.yaml").read_text()) if d]
+
+
+@pytest.mark.parametrize("kube_version", ["1.31", "1.35"])
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_built_in_objects_pass_strict_schemas(scenario: str, kube_version: str) -> None:
+    objs = [o for o in all_objects(values(scenario)) if o["kind"] not in ("NodeFeatureRule", "ServiceMonitor")]
+    assert strict_validate(objs, kube_version) == []
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_custom_resources_match_their_crds(scenario: str) -> None:
+    validators = {
+        "NodeFeatureRule": crd_validator(facts.nfd_crds(), "NodeFeatureRule"),
+        "ServiceMonitor": crd_validator(service_monitor_crd(), "ServiceMonitor"),
+    }
+    checked = 0
+    for obj in all_objects(values(scenario)):
+        if obj["kind"] in validators:
+            errors = [e.message for e in validators[obj["kind"]].iter_errors(obj)]
+            assert errors == [], f"{obj['kind']}/{obj['metadata']['name']}"
+            checked += 1
+    assert checked or scenario == "nri-no-monitor"
+
+
+def test_strict_crd_check_catches_a_bad_rule() -> None:
+    rule = nfd.gpu_present_rule()
+    rule["spec"]["rules"][0]["matchFeatures"][0]["matchExpressions"]["vendor"]["op"] = "Equals"
+    rule["spec"]["rules"][0]["labelz"] = {}
+    errors = list(crd_validator(facts.nfd_crds(), "NodeFeatureRule").iter_errors(rule))
+    assert len(errors) == 2
+
+
+def _switch_off(vals: dict[str, Any], key: str) -> dict[str, Any]:
+    return deep_merge(vals, {key: {"enabled": False}})
+
+
+def _cases() -> Iterator[tuple[str, str]]:
+    for scenario in sorted(SCENARIOS):
+        m = model(values(scenario))
+        for comp in COMPONENTS:
+            if comp.key and comp.enabled(m):
+                yield scenario, comp.name
+
+
+@pytest.mark.parametrize(("scenario", "component"), list(_cases()))
+def test_turning_a_component_off_removes_exactly_its_objects(scenario: str, component: str) -> None:
+    comp = next(c for c in COMPONENTS if c.name == component)
+    before = objects(model(values(scenario)))
+    after = objects(model(_switch_off(values(scenario), comp.key)))
+    assert before.get(component)
+    assert component not in after
+    assert set(after) == set(before) - {component}
+    for name, objs in after.items():
+        if name in COUPLED.get(component, set()):
+            assert [identity(o) for o in objs] == [identity(o) for o in before[name]], name
+        else:
+            assert objs == before[name], f"turning {component} off changed {name}"
+
+
+def test_every_component_is_covered_by_the_on_off_test() -> None:
+    covered = {c for _, c in _cases()}
+    switchable = {c.name for c in COMPONENTS if c.key}
+    assert switchable - covered == set()
+
+
+def test_nfd_off_leaves_no_nfd_object_at_all() -> None:
+    objs = all_objects(_switch_off(values("full-container"), "nfd"))
+    nfd_words = ("nfd", "node-feature", "nodefeature")
+    leftovers = [identity(o) for o in objs if any(w in json.dumps(o["metadata"]).lower() for w in nfd_words)]
+    assert leftovers == []
+    assert not [o for o in objs if o["apiVersion"].startswith("nfd.k8s-sigs.io")]
+
+
+def test_gpu_present_rule_matches_nvidia_display_and_3d_controllers() -> None:
+    rule = nfd.gpu_present_rule()["spec"]["rules"][0]
+    assert rule["labels"] == {"nvidia.com/gpu.present": "true"}
+    (feature,) = rule["matchFeatures"]
+    assert feature["feature"] == "pci.device"
+    assert feature["matchExpressions"] == {"vendor": {"op": "In", "value": ["10de"]}, "class": {"op": "In", "value": ["0300", "0302"]}}
+
+
+def test_nfd_rules_never_manage_deploy_labels() -> None:
+    for obj in all_objects(values("full-container")):
+        if obj["kind"] == "NodeFeatureRule":
+            labels = [k for r in obj["spec"]["rules"] for k in r.get("labels", {})]
+            assert not [k for k in labels if k.startswith("nvidia.com/gpu.deploy.")]
+
+
+def test_dcgm_exporter_wiring() -> None:
+    m = model(values("full-container"))
+    objs = {identity(o)[1:]: o for o in objects(m)["dcgm-exporter"]}
+    ds = objs[("DaemonSet", "gpu-operator", "nvidia-dcgm-exporter")]
+    pod = ds["spec"]["template"]["spec"]
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert env["DCGM_REMOTE_HOSTENGINE_INFO"] == "nvidia-dcgm:5555"
+    assert env["DCGM_EXPORTER_COLLECTORS"] == "/etc/dcgm-exporter/dcgm-metrics.csv"
+    assert env[dcgm_exporter.POD_LABELS_ENV] == "true"
+    assert pod["automountServiceAccountToken"] is True
+    assert ("ClusterRole", "", "nvidia-dcgm-exporter-read-pods") in objs
+    assert objs[("ConfigMap", "gpu-operator", "custom-metrics")]["data"] == {"dcgm-metrics.csv": "DCGM_FI_DEV_SM_CLOCK, gauge, SM clock.\n"}
+
+
+def test_dcgm_exporter_without_pod_metadata_has_no_api_access() -> None:
+    objs = objects(model({"nodePools": POOLS}))["dcgm-exporter"]
+    assert {o["kind"] for o in objs} == {"ServiceAccount", "DaemonSet", "Service", "ServiceMonitor"}
+    (ds,) = [o for o in objs if o["kind"] == "DaemonSet"]
+    assert ds["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
+
+
+def test_dcgm_exporter_kubelet_root_dir() -> None:
+    m = model(deep_merge({"nodePools": POOLS}, {"hostPaths": {"kubeletRootDir": "/var/lib/k0s/kubelet"}}))
+    (ds,) = [o for o in objects(m)["dcgm-exporter"] if o["kind"] == "DaemonSet"]
+    paths = {v["name"]: v.get("hostPath", {}).get("path") for v in ds["spec"]["template"]["spec"]["volumes"]}
+    assert paths["pod-gpu-resources"] == "/var/lib/k0s/kubelet/pod-resources"
+
+
+def test_localhost_hostengine_means_host_network() -> None:
+    (ds,) = [o for o in objects(model(values("nri-no-monitor")))["dcgm-exporter"] if o["kind"] == "DaemonSet"]
+    pod = ds["spec"]["template"]["spec"]
+    assert pod["hostNetwork"] is True
+    assert ds["spec"]["template"]["metadata"]["annotations"] == {
+        "nvidia.cdi.k8s.io/container.nvidia-dcgm-exporter": "management.nvidia.com/gpu=all"
+    }
+    assert "runtimeClassName" not in pod
+
+
+def test_service_monitor_needs_the_capability() -> None:
+    kinds = {o["kind"] for o in all_objects(values("nri-no-monitor"))}
+    assert "ServiceMonitor" not in kinds
+
+
+def test_mig_manager_default_profiles_are_the_upstream_data() -> None:
+    objs = {o["metadata"]["name"]: o for o in objects(model({"nodePools": POOLS}))["mig-manager"]}
+    profiles = yaml.safe_load(objs["default-mig-parted-config"]["data"]["config.yaml"])
+    assert profiles["version"] == "v1"
+    assert {"all-disabled", "all-enabled", "all-1g.10gb"} <= set(profiles["mig-configs"])
+    pod = objs["nvidia-mig-manager"]["spec"]["template"]["spec"]
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert env["DEFAULT_CONFIG_FILE"] == "/mig-parted-config/config-default.yaml"
+    volume = next(v for v in pod["volumes"] if v["name"] == "mig-parted-config")
+    assert volume["configMap"] == {"name": "default-mig-parted-config", "items": [{"key": "config.yaml", "path": "config-default.yaml"}]}
+
+
+def test_mig_manager_custom_config_replaces_the_default() -> None:
+    objs = {o["metadata"]["name"]: o for o in objects(model(values("full-container")))["mig-manager"]}
+    assert "default-mig-parted-config" not in objs
+    assert objs["custom-mig"]["data"] == {"config.yaml": "version: v1\nmig-configs: {}\n"}
+    env = {e["name"]: e.get("value") for e in objs["nvidia-mig-manager"]["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["CONFIG_FILE"] == "/mig-parted-config/config.yaml"
+
+
+def test_vgpu_manager_one_daemonset_per_pool_with_os_suffixed_image() -> None:
+    objs = objects(model(values("sandbox-kubevirt")))["vgpu-manager"]
+    dss = {o["metadata"]["name"]: o for o in objs if o["kind"] == "DaemonSet"}
+    assert sorted(dss) == ["nvidia-vgpu-manager-daemonset-rhel94", "nvidia-vgpu-manager-daemonset-ubuntu2204"]
+    images = {n: d["spec"]["template"]["spec"]["containers"][0]["image"] for n, d in dss.items()}
+    assert images["nvidia-vgpu-manager-daemonset-rhel94"] == "registry.example.com/nvidia/vgpu-manager:595.91.07-rhel9"
+    assert images["nvidia-vgpu-manager-daemonset-ubuntu2204"] == "registry.example.com/nvidia/vgpu-manager:595.91.07-ubuntu22.04"
+    terms = dss["nvidia-vgpu-manager-daemonset-rhel94"]["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
+    exprs = terms["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"]
+    assert {"key": "feature.node.kubernetes.io/system-os_release.ID", "operator": "In", "values": ["rhel"]} in exprs
+
+
+@pytest.mark.parametrize(
+    ("mode", "present", "absent"),
+    [
+        ("kubevirt", {"sandbox-device-plugin", "vfio-manager", "sandbox-validator"}, {"kata-sandbox-device-plugin", "cc-manager"}),
+        ("kata", {"kata-sandbox-device-plugin", "cc-manager", "vfio-manager", "sandbox-validator"}, {"sandbox-device-plugin"}),
+    ],
+)
+def test_sandbox_mode_rules(mode: str, present: set[str], absent: set[str]) -> None:
+    names = set(objects(model(values(f"sandbox-{mode}"))))
+    assert present <= names
+    assert not absent & names
+    plain = set(objects(model({"nodePools": POOLS, "sandboxWorkloads": {"enabled": False, "mode": mode}})))
+    assert not (present | absent | {"vgpu-manager", "vgpu-device-manager"}) & plain
+
+
+def test_labeller_seeds_workload_operand_sets() -> None:
+    sets = node_labeller.workload_operands(model(values("sandbox-kata")))
+    assert sets["vm-passthrough"] == ("kata-sandbox-device-plugin", "sandbox-validator", "vfio-manager", "cc-manager")
+    assert "vgpu-manager" in sets["vm-vgpu"]
+    assert "device-plugin" in sets["container"]
+    (cr,) = [o for o in objects(model({"nodePools": POOLS}))["node-labeller"] if o["kind"] == "ClusterRole"]
+    assert cr["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
+
+
+def test_no_operator_no_cluster_policy_no_hooks_no_python() -> None:
+    for scenario in sorted(SCENARIOS):
+        files = render(Inputs(yamlio.dump(values(scenario)).encode(), "values.yaml"))
+        for path, text in files.items():
+            assert "helm.sh/hook" not in text, path
+            assert "python" not in text.lower(), path
+            assert "&id0" not in text, f"{path}: shared objects came out as YAML anchors"
+            if not path.endswith(".yaml"):
+                continue
+            for obj in yamlio.load_all(text):
+                if not isinstance(obj, dict) or "kind" not in obj:
+                    continue
+                assert obj["kind"] not in ("ClusterPolicy", "NVIDIADriver", "GPUCluster"), path
+                if obj["kind"] == "Deployment":
+                    images = [c["image"] for c in obj["spec"]["template"]["spec"]["containers"]]
+                    assert not [i for i in images if "/gpu-operator:" in i or "/gpu-operator@" in i], path
+
+
+# --- the seeding script, run with sh against the real kubectl in --local mode -------------
+
+FAKE_KUBECTL = """#!/bin/sh
+# Stands in for the API server: the node lives in $NODE_FILE; edits go through real kubectl.
+case "$1" in
+  get) exec "$REAL_KUBECTL" annotate --local -f "$NODE_FILE" probe=1 -o "$5" ;;
+  label)
+    "$REAL_KUBECTL" label --local -f "$NODE_FILE" "$4" -o json > "$NODE_FILE.new" || exit 1
+    mv "$NODE_FILE.new" "$NODE_FILE"; echo "labelled $4" ;;
+  *) exit 2 ;;
+esac
+"""
+
+
+def _run_seeder(tmp_path: Path, kubectl: str, m: Model, labels: dict[str, str]) -> dict[str, str]:
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1", "labels": labels}}
+    node_file = tmp_path / "node.json"
+    node_file.write_text(json.dumps(node))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    fake = bin_dir / "kubectl"
+    fake.write_text(FAKE_KUBECTL)
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    (ds,) = [o for o in objects(m)["node-labeller"] if o["kind"] == "DaemonSet"]
+    ctr = ds["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in ctr["env"] if "value" in e}
+    env.update(NODE_NAME="gpu-1", NODE_FILE=str(node_file), REAL_KUBECTL=kubectl, PATH=f"{bin_dir}:{os.environ['PATH']}", HOME=str(tmp_path))
+    script = ctr["command"][2].replace("exec sleep infinity", "exit 0")
+    proc = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result: dict[str, str] = json.loads(node_file.read_text())["metadata"]["labels"]
+    return result
+
+
+def test_seeder_adds_missing_labels_and_never_overwrites(tmp_path: Path, kubectl: str) -> None:
+    labels = _run_seeder(
+        tmp_path,
+        kubectl,
+        model({"nodePools": POOLS}),
+        {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.deploy.device-plugin": "paused-for-driver-upgrade", "nvidia.com/gpu.deploy.dcgm": "false"},
+    )
+    assert labels["nvidia.com/gpu.deploy.device-plugin"] == "paused-for-driver-upgrade"
+    assert labels["nvidia.com/gpu.deploy.dcgm"] == "false"
+    assert labels["nvidia.com/gpu.deploy.driver"] == "true"
+    assert labels["nvidia.com/gpu.deploy.container-toolkit"] == "true"
+
+
+def test_seeder_follows_workload_and_opt_out(tmp_path: Path, kubectl: str) -> None:
+    m = model(values("sandbox-kubevirt"))
+    labels = _run_seeder(tmp_path, kubectl, m, {"nvidia.com/gpu.workload.config": "vm-vgpu"})
+    assert labels["nvidia.com/gpu.deploy.vgpu-manager"] == "true"
+    assert labels["nvidia.com/gpu.deploy.vfio-manager"] == "false"
+    assert labels["nvidia.com/gpu.deploy.device-plugin"] == "false"
+    out = _run_seeder(tmp_path, kubectl, m, {"nvidia.com/gpu.deploy.operands": "false"})
+    assert {v for k, v in out.items() if k.startswith("nvidia.com/gpu.deploy.") and k != "nvidia.com/gpu.deploy.operands"} == {"false"}
