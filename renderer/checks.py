@@ -74,8 +74,9 @@ def pool_rules(located: Located) -> list[Problem]:
                 continue  # a fleet-wide setting: reported once, for the first pool
             reported.add((pointer, issue.code))
             file, line, col = located.locate(pointer)
-            problems.append(Problem(file, line, col, pointer, f"node pool {pool.get('name')!r}: {issue.message}", hint=issue.hint, code=issue.code))
-        if not issues:
+            severity = Severity.WARNING if issue.warning else Severity.ERROR
+            problems.append(Problem(file, line, col, pointer, f"node pool {pool.get('name')!r}: {issue.message}", hint=issue.hint, code=issue.code, severity=severity))
+        if not any(not issue.warning for issue in issues):
             resolved.append((index, driverimage.resolve_pool(values, pool)))
     problems += _overlaps(located, resolved)
     return problems

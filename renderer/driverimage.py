@@ -129,6 +129,8 @@ class PoolIssue:
     message: str
     hint: str = ""
     code: str = ""
+    warning: bool = False
+    """A warning does not stop resolution (the image may still exist)."""
 
 
 class PoolError(ValueError):
@@ -224,6 +226,8 @@ def pool_issues(values: dict[str, Any], pool: dict[str, Any]) -> list[PoolIssue]
         version = _text(main, "version")
         if _is_digest(version) or (_image_only(main) and "@sha256:" in _text(main, "image")):
             issues.append(PoolIssue(("driver", "version") if version else ("driver", "image"), "a digest cannot be used with usePrecompiled: precompiled images are tagged per kernel", "set driver.version to the driver branch (e.g. '570') or turn usePrecompiled off", "pool-precompiled-digest"))
+        if version and not _is_digest(version) and not _image_only(main) and not re.fullmatch(r"[0-9]+", version):
+            issues.append(PoolIssue(("driver", "version"), f"precompiled images are tagged by driver branch, not by full version ({version!r})", f"use the branch, e.g. {_major(version)!r}", "pool-precompiled-branch", warning=True))
         if not str(pool.get("kernel") or ""):
             issues.append(PoolIssue((), "usePrecompiled needs the pool's kernel (the image tag and node selector contain it)", "add kernel: <uname -r of the pool's nodes>, as NFD reports it in kernel-version.full", "pool-precompiled-kernel"))
     if kind == "vgpu-host-manager" and _image_only(main) and not re.search(r"[:@]", _text(main, "image")):
@@ -234,7 +238,7 @@ def pool_issues(values: dict[str, Any], pool: dict[str, Any]) -> list[PoolIssue]
 def resolve_pool(values: dict[str, Any], pool: dict[str, Any]) -> Pool:
     """Resolve one ``nodePools`` entry; ``values`` must already carry the defaults."""
     name = str(pool["name"])
-    issues = pool_issues(values, pool)
+    issues = [i for i in pool_issues(values, pool) if not i.warning]
     if issues:
         raise PoolError(name, issues[0])
     release = str(values["cluster"].get("operatorRelease") or NEWEST)

@@ -388,3 +388,18 @@ nodePools:
 def test_every_table_os_passes_the_schema() -> None:
     pools = "".join(f'  - {{name: p{i}, os: {{id: {os_id}, version: "{version}"}}}}\n' for i, (os_id, version) in enumerate(sorted({(r[0], r[1]) for r in OS_TABLE})))
     assert problems_of("cluster: {operatorRelease: v25.10}\nnodePools:\n" + pools) == []
+
+
+def test_precompiled_with_a_full_version_warns() -> None:
+    values = """\
+driver: {usePrecompiled: true, version: "570.86.15"}
+nodePools:
+  - {name: a, os: {id: ubuntu, version: "22.04"}, kernel: 5.15.0-1040-nvidia}
+"""
+    p = plan(Inputs(values.encode(), "values.yaml", ()))
+    assert p.errors == []
+    assert [w.format() for w in p.warnings] == [
+        "values.yaml:1:41: /driver/version: warning: node pool 'a': precompiled images are tagged by driver branch, not by full version ('570.86.15') (use the branch, e.g. '570')"
+    ]
+    assert p.base is not None
+    assert p.base.pools[0].image == "nvcr.io/nvidia/driver:570.86.15-5.15.0-1040-nvidia-ubuntu22.04"
