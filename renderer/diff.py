@@ -358,7 +358,7 @@ class Diff:
             if cls not in causes:
                 continue
             items = causes[cls]
-            scopes = tuple(sorted({s for s, _ in items}))
+            scopes = tuple(sorted({s for s, _ in items}, key=scope_order))
             pools: set[str] = set()
             for _, c in items:
                 pools.update(c.pools or ("*",))
@@ -368,6 +368,11 @@ class Diff:
 
     def classes(self) -> tuple[str, ...]:
         return tuple(d.cls for d in self.disruptions())
+
+
+def scope_order(scope: str) -> tuple[bool, bool, str]:
+    """``fleet`` first, clusters by name, ``argocd`` last."""
+    return (scope != "fleet", scope == "argocd", scope)
 
 
 def _ordered(classes: set[str]) -> tuple[str, ...]:
@@ -552,7 +557,13 @@ def _enabled(values: Mapping[str, Any], key: str) -> bool:
     return bool(section.get("enabled", False)) if isinstance(section, dict) else False
 
 
-def classify_policy(path: FieldPath, old: Mapping[str, Any], new: Mapping[str, Any], all_pools: tuple[str, ...]) -> tuple[Cause, ...]:
+DRIVER_KEYS = frozenset({"driver", "gds", "gdrcopy", "vgpuManager"})
+"""Fleet keys that resolve per pool: only pools whose resolved driver changed are hit."""
+
+
+def classify_policy(path: FieldPath, old: Mapping[str, Any], new: Mapping[str, Any], driver_pools: tuple[str, ...] | None = None) -> tuple[Cause, ...]:
+    """Class of a change of the resolved values; ``driver_pools``: the pools whose resolved
+    driver (version, image, sidecar images) differs, when known."""
     text = format_path(path)
     top = path[0] if path else ""
     rule: tuple[str, str] | None = None
@@ -572,18 +583,25 @@ def classify_policy(path: FieldPath, old: Mapping[str, Any], new: Mapping[str, A
     elif isinstance(top, str):
         rule = POLICY_CLASSES.get(top)
     if rule is None:
-        return (Cause("none", f"policy {text}: no operand reads it at runtime", pools),)
+        return (Cause("none", f"policy {text}: no GPU operand restarts for it", pools),)
     cls, gate = rule
     if not (_enabled(old, gate) or _enabled(new, gate)):
         return (Cause("none", f"policy {text}: {gate} is disabled on both sides", pools),)
-    return (Cause(cls, f"policy {text} changes", pools or ()),)
+    if top in DRIVER_KEYS and driver_pools is not None:
+        if not driver_pools:
+            return (Cause("none", f"policy {text}: no pool's resolved driver changes (each pins its own)", ()),)
+        pools = driver_pools
+    return (Cause(cls, f"policy {text} changes", pools),)
 
 
 def diff_policy(scope: str, old: Model, new: Model) -> list[PolicyChange]:
-    pools = tuple(sorted({p.name for p in (*old.pools, *new.pools)}))
+    before = {p.name: (p.driver, p.image, p.images) for p in old.pools}
+    after = {p.name: (p.driver, p.image, p.images) for p in new.pools}
+    changed = tuple(sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n)))
+    driver_pools = changed if (before or after) else None
     out = []
     for path, a, b in field_diff(old.values, new.values):
-        out.append(PolicyChange(scope, format_path(path), a, b, classify_policy(path, old.values, new.values, pools)))
+        out.append(PolicyChange(scope, format_path(path), a, b, classify_policy(path, old.values, new.values, driver_pools)))
     return out
 
 
@@ -603,14 +621,19 @@ def pool_versions(scope: str, old: Model, new: Model) -> list[tuple[str, str, st
     return out
 
 
+IMAGE_FIELD = re.compile(r"\[name=([^\]]+)\]\.image$|\.env\[name=([A-Z0-9_]*IMAGE)\]\.value$")
+"""A container's image, or an env var that names an image another pod pulls (``*_IMAGE``)."""
+
+
 def image_versions(changes: Iterable[ObjectChange]) -> list[tuple[str, str, str, str]]:
-    """(scope, label, old, new) for every container image that changed."""
+    """(scope, label, old, new) for every container image (or ``*_IMAGE`` env) that changed."""
     out = []
     for o in changes:
         for f in o.fields:
-            if not f.path.endswith("].image") or f.old is MISSING or f.new is MISSING:
+            m = IMAGE_FIELD.search(f.path)
+            if m is None or f.old is MISSING or f.new is MISSING or not isinstance(f.new, str):
                 continue
-            container = f.path.rsplit("[name=", 1)[-1].split("]")[0]
+            container = m.group(1) or m.group(2)
             old, new = str(f.old), str(f.new)
             repo_old, _, tag_old = old.rpartition(":")
             repo_new, _, tag_new = new.rpartition(":")
@@ -628,7 +651,7 @@ def group_versions(rows: Iterable[tuple[str, str, str, str]]) -> tuple[VersionCh
     grouped: dict[tuple[str, str, str], list[str]] = {}
     for scope, label, old, new in rows:
         grouped.setdefault((label, old, new), []).append(scope)
-    return tuple(VersionChange(label, old, new, tuple(sorted(set(s)))) for (label, old, new), s in sorted(grouped.items()))
+    return tuple(VersionChange(label, old, new, tuple(sorted(set(s), key=scope_order))) for (label, old, new), s in sorted(grouped.items()))
 
 
 # --------------------------------------------------------------------------------------
@@ -650,7 +673,7 @@ class Side:
 
 
 def diff_sides(old: Side, new: Side) -> Diff:
-    names = sorted(set(old.scopes) | set(new.scopes), key=lambda s: (s != "fleet", s == "argocd", s))
+    names = sorted(set(old.scopes) | set(new.scopes), key=scope_order)
     objects: list[ObjectChange] = []
     policy: list[PolicyChange] = []
     version_rows: list[tuple[str, str, str, str]] = []

@@ -384,3 +384,21 @@ def test_output_tree_rebuilds_each_cluster_like_kustomize(repo: Path) -> None:
     d = diff_sides(models, tree)
     assert {o.scope for o in d.objects} == {"argocd"}  # only the tree has Argo CD apps
     assert d.policy == ()  # the copied user patch reads back as the same patch
+
+
+def test_image_env_vars_give_version_lines() -> None:
+    path = "base/validator/daemonset-nvidia-operator-validator.yaml"
+    old = {path: _ds("nvidia-operator-validator", "nvcr.io/nvidia/v:1", {"DRIVER_IMAGE": "nvcr.io/nvidia/driver:570"})}
+    new = {path: _ds("nvidia-operator-validator", "nvcr.io/nvidia/v:1", {"DRIVER_IMAGE": "nvcr.io/nvidia/driver:580"})}
+    d = diff_sides(side_from_tree("a", old), side_from_tree("b", new))
+    assert [(v.label, v.old, v.new, v.scopes) for v in d.versions] == [("validator (DRIVER_IMAGE)", "570", "580", ("fleet",))]
+
+
+def test_fleet_driver_bump_hits_only_pools_that_follow_it(repo: Path, run_cli: Run) -> None:
+    pinned = VALUES.replace('os: {id: rhel, version: "9.4"}', 'os: {id: rhel, version: "9.4"}\n    driver: {version: "570.124.06"}')
+    commit(repo, {"values.yaml": pinned}, "pin rhel")
+    git(repo, "branch", "-f", "main", "HEAD")
+    commit(repo, {"values.yaml": pinned.replace('driver:\n  version: "570.124.06"', 'driver:\n  version: "580.95.05"')}, "bump fleet driver")
+    data = diff_json(run_cli, "main", "change")
+    assert disruption(data, "driver-reload")["pools"] == ["ubuntu2204"]
+    assert [v["label"] for v in data["versions"]] == ["driver pool ubuntu2204"]
