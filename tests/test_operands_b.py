@@ -296,22 +296,39 @@ def test_labeller_seeds_workload_operand_sets() -> None:
     assert cr["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
 
 
-def test_no_operator_no_cluster_policy_no_hooks_no_python() -> None:
+def _committed_outputs() -> Iterator[tuple[str, dict[str, str]]]:
+    root = Path(__file__).resolve().parent.parent
+    folders = [root / "output", *sorted((root / "tests" / "cases").glob("*/expected"))]
+    for folder in folders:
+        files = {p.relative_to(folder).as_posix(): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
+        yield folder.relative_to(root).as_posix(), files
+
+
+def _rendered_scenarios() -> Iterator[tuple[str, dict[str, str]]]:
     for scenario in sorted(SCENARIOS):
-        files = render(Inputs(yamlio.dump(values(scenario)).encode(), "values.yaml"))
+        yield scenario, render(Inputs(yamlio.dump(values(scenario)).encode(), "values.yaml"))
+
+
+def test_no_operator_no_cluster_policy_no_hooks_no_python() -> None:
+    """Over the scenarios and every committed output (example and golden cases)."""
+    seen = 0
+    for _, files in [*_rendered_scenarios(), *_committed_outputs()]:
+        seen += 1
         for path, text in files.items():
             assert "helm.sh/hook" not in text, path
             assert "python" not in text.lower(), path
             assert "&id0" not in text, f"{path}: shared objects came out as YAML anchors"
-            if not path.endswith(".yaml"):
+            if not path.endswith(".yaml") or "/templates/" in path:
                 continue
             for obj in yamlio.load_all(text):
                 if not isinstance(obj, dict) or "kind" not in obj:
                     continue
                 assert obj["kind"] not in ("ClusterPolicy", "NVIDIADriver", "GPUCluster"), path
                 if obj["kind"] == "Deployment":
-                    images = [c["image"] for c in obj["spec"]["template"]["spec"]["containers"]]
+                    pod = obj.get("spec", {}).get("template", {}).get("spec", {})
+                    images = [str(c.get("image", "")) for c in pod.get("containers") or []]
                     assert not [i for i in images if "/gpu-operator:" in i or "/gpu-operator@" in i], path
+    assert seen > len(SCENARIOS)
 
 
 # --- the seeding script, run with sh against the real kubectl in --local mode -------------
