@@ -7,10 +7,10 @@ schema error in a merged value points into the overlay when the overlay set it.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from renderer.jsondata import clone
 from renderer.loader import Position, Source
 from renderer.problems import pointer_of
 
@@ -42,7 +42,7 @@ class Located:
 
 def from_source(source: Source) -> Located:
     return Located(
-        copy.deepcopy(source.data),
+        clone(source.data),
         _origins(source.path, source.positions),
         _origins(source.path, source.key_positions),
         source.path,
@@ -55,7 +55,7 @@ def _origins(path: str, positions: dict[str, Position]) -> dict[str, Origin]:
 
 def merge(base: Located, overlay: Source) -> Located:
     """Return ``base`` with ``overlay`` merged over it; neither input is changed."""
-    data = copy.deepcopy(base.data)
+    data = clone(base.data)
     origins = dict(base.origins)
     key_origins = dict(base.key_origins)
     _merge_into(data, overlay.data, (), origins, key_origins, overlay)
@@ -88,7 +88,7 @@ def _merge_into(
             key_origins[pointer] = (src.path, *src.key_positions.get(pointer, (1, 1)))
             _merge_into(target[key], value, child, origins, key_origins, src)
             continue
-        target[key] = copy.deepcopy(value)
+        target[key] = clone(value)
         _drop_under(origins, pointer)
         _drop_under(key_origins, pointer)
         prefix = pointer + "/"
@@ -102,12 +102,16 @@ def _merge_into(
 
 def deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     """The same rules on plain data, without origins (used for defaults and pool settings)."""
-    out = copy.deepcopy(base)
+    out = clone(base)
+    _merge_plain(out, patch)
+    return out
+
+
+def _merge_plain(target: dict[str, Any], patch: dict[str, Any]) -> None:
     for key, value in patch.items():
         if value is None:
-            out.pop(key, None)
-        elif isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = deep_merge(out[key], value)
+            target.pop(key, None)
+        elif isinstance(value, dict) and isinstance(target.get(key), dict):
+            _merge_plain(target[key], value)
         else:
-            out[key] = copy.deepcopy(value)
-    return out
+            target[key] = clone(value)

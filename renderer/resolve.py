@@ -11,6 +11,7 @@ from importlib import resources
 from typing import Any
 
 from renderer import yamlio
+from renderer.jsondata import clone
 from renderer.merge import deep_merge
 from renderer.model import Model, Pool
 
@@ -20,14 +21,20 @@ def _defaults_text() -> str:
     return resources.files("renderer.data").joinpath("defaults.yaml").read_text(encoding="utf-8")
 
 
-def defaults() -> dict[str, Any]:
+@lru_cache(maxsize=1)
+def _defaults() -> dict[str, Any]:
     data = yamlio.load(_defaults_text())
     assert isinstance(data, dict)
     return data
 
 
+def defaults() -> dict[str, Any]:
+    """The defaults of every key (parsed once per process; each caller gets its own copy)."""
+    return clone(_defaults())
+
+
 def with_defaults(values: dict[str, Any]) -> dict[str, Any]:
-    return deep_merge(defaults(), values)
+    return deep_merge(_defaults(), values)
 
 
 def resolve(values: dict[str, Any], cluster: str) -> Model:
