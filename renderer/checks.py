@@ -87,10 +87,12 @@ def _overlaps(located: Located, resolved: list[tuple[int, Pool]]) -> list[Proble
     from renderer import driverimage
 
     problems: list[Problem] = []
-    for i, (ia, a) in enumerate(resolved):
-        for ib, b in resolved[i + 1 :]:
-            if not driverimage.selectors_overlap(a.node_selector, b.node_selector):
-                continue
+    for j, (ib, b) in enumerate(resolved):
+        # one problem per pool, against the first earlier pool it overlaps: n identical
+        # pools give n - 1 problems, not n * (n - 1) / 2 (found by scripts/fuzz)
+        first = next(((ia, a) for ia, a in resolved[:j] if driverimage.selectors_overlap(a.node_selector, b.node_selector)), None)
+        if first is not None:
+            ia, a = first
             pa, pb = f"/nodePools/{ia}", f"/nodePools/{ib}"
             fa, la, ca = located.locate(pa)
             file, line, col = located.locate(pb)
