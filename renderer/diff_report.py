@@ -115,9 +115,14 @@ def _text_summary(diff: Diff, groups: dict[tuple[str, str], list[ObjectChange]],
     lines: list[str] = []
     if groups:
         lines += ["", st("Summary", bold=True)]
-        width = max(len(s) for s, _ in groups)
-        cwidth = max(len(c) for _, c in groups)
-        for (scope, comp), items in groups.items():
+        rows: dict[tuple[str, str], list[ObjectChange]] = groups
+        if len(groups) > SUMMARY_ROWS:  # one line per component, over all clusters
+            rows = {}
+            for (_, comp), items in groups.items():
+                rows.setdefault((f"{len({s for s, c in groups if c == comp})} clusters", comp), []).extend(items)
+        width = max(len(s) for s, _ in rows)
+        cwidth = max(len(c) for _, c in rows)
+        for (scope, comp), items in rows.items():
             c = counts(items)
             tally = "  ".join(f"{SYMBOL[op]}{c[op]}" for op in OPS if c[op])
             lines.append(f"  {scope:<{width}}  {comp:<{cwidth}}  {tally}  [{', '.join(classes_of(items))}]")
