@@ -63,10 +63,13 @@ SCENARIOS: dict[str, dict[str, Any]] = {
 
 COUPLED: dict[str, set[str]] = {
     "dcgm": {"dcgm-exporter"},  # the exporter falls back to its embedded hostengine
-    "cc-manager": {"sandbox-validator"},  # cc-manager-validation init container goes too
+    "ccManager": {"sandbox-validator"},  # its cc-manager-validation init container goes too
+    "devicePlugin": {"operator-validator"},  # plugin-validation init container goes too
+    "toolkit": {"mig-manager", "device-plugin"},  # no toolkit, no NVIDIA_CDI_HOOK_PATH
 }
-"""Turning the key component off legitimately edits these other components' objects
-(never adds or removes one): the operator wires them the same way."""
+"""Values key -> components whose objects switching that key off legitimately edits (never
+adds or removes one): the operator wires them the same way (remote hostengine, validation
+init containers, the toolkit's CDI hook path)."""
 
 
 def values(name: str) -> dict[str, Any]:
@@ -146,31 +149,32 @@ def _switch_off(vals: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def _cases() -> Iterator[tuple[str, str]]:
+    """(scenario, values key) for every key that switches an enabled component there."""
     for scenario in sorted(SCENARIOS):
         m = model(values(scenario))
-        for comp in COMPONENTS:
-            if comp.key and comp.enabled(m):
-                yield scenario, comp.name
+        keys = {comp.key for comp in COMPONENTS if comp.key and comp.enabled(m)}
+        for key in sorted(keys):
+            yield scenario, key
 
 
-@pytest.mark.parametrize(("scenario", "component"), list(_cases()))
-def test_turning_a_component_off_removes_exactly_its_objects(scenario: str, component: str) -> None:
-    comp = next(c for c in COMPONENTS if c.name == component)
+@pytest.mark.parametrize(("scenario", "key"), list(_cases()))
+def test_turning_a_component_off_removes_exactly_its_objects(scenario: str, key: str) -> None:
+    """``<key>.enabled: false`` removes the objects of the components it switches, nothing else."""
     before = objects(model(values(scenario)))
-    after = objects(model(_switch_off(values(scenario), comp.key)))
-    assert before.get(component)
-    assert component not in after
-    assert set(after) == set(before) - {component}
+    after = objects(model(_switch_off(values(scenario), key)))
+    switched = {c.name for c in COMPONENTS if c.key == key and c.name in before}
+    assert switched and all(before[name] for name in switched)
+    assert set(after) == set(before) - switched
     for name, objs in after.items():
-        if name in COUPLED.get(component, set()):
+        if name in COUPLED.get(key, set()):
             assert [identity(o) for o in objs] == [identity(o) for o in before[name]], name
         else:
-            assert objs == before[name], f"turning {component} off changed {name}"
+            assert objs == before[name], f"turning {key} off changed {name}"
 
 
 def test_every_component_is_covered_by_the_on_off_test() -> None:
-    covered = {c for _, c in _cases()}
-    switchable = {c.name for c in COMPONENTS if c.key}
+    covered = {key for _, key in _cases()}
+    switchable = {c.key for c in COMPONENTS if c.key}
     assert switchable - covered == set()
 
 
