@@ -56,11 +56,12 @@ def plan(inputs: Inputs) -> Plan:
             located[cluster.name] = merge(fleet, src)
     seen: set[Problem] = set()
     for name, loc in located.items():
-        for p in [*schema.validate(loc), *schema.operator_only_warnings(loc)]:
+        schema_problems = schema.validate(loc)
+        for p in [*schema_problems, *schema.operator_only_warnings(loc)]:
             if p not in seen:
                 seen.add(p)
                 problems.append(p)
-        if not schema.validate(loc):
+        if not schema_problems:
             for p in checks.semantic(loc, name):
                 if p not in seen:
                     seen.add(p)
