@@ -79,7 +79,33 @@ def pool_rules(located: Located) -> list[Problem]:
         if not any(not issue.warning for issue in issues):
             resolved.append((index, driverimage.resolve_pool(values, pool)))
     problems += _overlaps(located, resolved)
+    problems += _vgpu_manager_image(located, values)
     return problems
+
+
+def _vgpu_manager_image(located: Located, values: dict[str, object]) -> list[Problem]:
+    """The vGPU manager image is built by the user: with the component on, it must be named."""
+    from renderer import driverimage
+
+    sandbox = values.get("sandboxWorkloads") or {}
+    vgpu = values.get("vgpuManager") or {}
+    if not (isinstance(sandbox, dict) and sandbox.get("enabled") and isinstance(vgpu, dict) and vgpu.get("enabled")):
+        return []
+    if driverimage.image_named(vgpu):
+        return []
+    pointer = next((p for p in ("/vgpuManager/repository", "/vgpuManager/enabled") if p in located.origins), "/vgpuManager")
+    file, line, col = located.locate(pointer)
+    return [
+        Problem(
+            file,
+            line,
+            col,
+            pointer,
+            f"the vGPU manager image has no repository or version ({driverimage.image_path(vgpu)!r})",
+            hint="set vgpuManager.repository and vgpuManager.version to the image you built from the NVIDIA vGPU software",
+            code="vgpu-manager-image",
+        )
+    ]
 
 
 def _overlaps(located: Located, resolved: list[tuple[int, Pool]]) -> list[Problem]:

@@ -165,6 +165,11 @@ def _image_only(section: dict[str, Any]) -> bool:
     return not _text(section, "repository") and not _text(section, "version")
 
 
+def image_named(section: dict[str, Any]) -> bool:
+    """False for an image-only section whose image has no tag or digest (``vgpu-manager``)."""
+    return not _image_only(section) or bool(re.search(r"[:@]", _text(section, "image")))
+
+
 def suffixed_image(section: dict[str, Any], tag: str) -> str:
     """The OS-suffixed image of a driver-like section (driver, GDS, GDRCopy, vGPU manager)."""
     ref = image_path(section)
@@ -230,7 +235,7 @@ def pool_issues(values: dict[str, Any], pool: dict[str, Any]) -> list[PoolIssue]
             issues.append(PoolIssue(("driver", "version"), f"precompiled images are tagged by driver branch, not by full version ({version!r})", f"use the branch, e.g. {_major(version)!r}", "pool-precompiled-branch", warning=True))
         if not str(pool.get("kernel") or ""):
             issues.append(PoolIssue((), "usePrecompiled needs the pool's kernel (the image tag and node selector contain it)", "add kernel: <uname -r of the pool's nodes>, as NFD reports it in kernel-version.full", "pool-precompiled-kernel"))
-    if kind == "vgpu-host-manager" and _image_only(main) and not re.search(r"[:@]", _text(main, "image")):
+    if kind == "vgpu-host-manager" and not image_named(main):
         issues.append(PoolIssue(("driver", "driverType"), f"the vGPU manager image has no repository or version ({_text(main, 'image')!r})", "set vgpuManager.repository and vgpuManager.version to the image you built from the NVIDIA vGPU software", "pool-vgpu-image"))
     return issues
 

@@ -403,3 +403,21 @@ nodePools:
     ]
     assert p.base is not None
     assert p.base.pools[0].image == "nvcr.io/nvidia/driver:570.86.15-5.15.0-1040-nvidia-ubuntu22.04"
+
+
+def test_enabled_vgpu_manager_needs_an_image() -> None:
+    values = """\
+sandboxWorkloads: {enabled: true, defaultWorkload: vm-vgpu}
+vgpuManager:
+  enabled: true
+nodePools:
+  - {name: a, os: {id: ubuntu, version: "22.04"}}
+"""
+    found = problems_of(values)
+    assert len(found) == 1
+    assert found[0].startswith("values.yaml:3:12: /vgpuManager/enabled: the vGPU manager image has no repository or version ('vgpu-manager')")
+    named = values.replace("  enabled: true\n", "  enabled: true\n  repository: registry.example.com/nvidia\n  version: \"595.10\"\n")
+    assert problems_of(named) == []
+    p = plan(Inputs(named.encode(), "values.yaml", ()))
+    assert p.base is not None
+    assert p.base.pools[0].images["vgpuManager"] == "registry.example.com/nvidia/vgpu-manager:595.10-ubuntu22.04"
