@@ -151,7 +151,7 @@ def test_component_disabled(repo: Path, run_cli: Run) -> None:
     assert data["summary"]["removed"] == 3 * len(removed)
     assert disruption(data, "scheduling-pause")["clusters"] == ["fleet", "prod", "staging"]
     md = run_cli("diff", "main", "change", "--format", "markdown").stdout
-    assert "| fleet | device-plugin | 0 | 0 | 4 | 0 | scheduling-pause, none |" in md
+    assert f"| fleet | device-plugin | 0 | 0 | {len(removed)} | 0 | scheduling-pause" in md
     assert codes(run_cli, "main", "change")["scheduling-pause"] == 1
 
 
@@ -402,3 +402,64 @@ def test_fleet_driver_bump_hits_only_pools_that_follow_it(repo: Path, run_cli: R
     data = diff_json(run_cli, "main", "change")
     assert disruption(data, "driver-reload")["pools"] == ["ubuntu2204"]
     assert [v["label"] for v in data["versions"]] == ["driver pool ubuntu2204"]
+
+
+def test_colour_on_a_terminal_unless_no_color(repo: Path) -> None:
+    """Through a real pseudo-terminal: ANSI colour by default, none with NO_COLOR set."""
+    import sys
+
+    commit(repo, {"overlays/prod/values.yaml": "mig:\n  strategy: mixed\n"}, "mixed")
+
+    def run(env_extra: dict[str, str]) -> bytes:
+        master, slave = os.openpty()
+        env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+        env.update({"PYTHONPATH": str(ROOT), **env_extra})
+        subprocess.run([sys.executable, "-m", "renderer", "diff", "main", "change"], stdout=slave, stderr=subprocess.PIPE, cwd=repo, env=env, timeout=120, check=True)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        os.close(master)
+        return b"".join(chunks)
+
+    assert b"\x1b[" in run({})
+    plain = run({"NO_COLOR": "1"})
+    assert b"\x1b[" not in plain and b"gpu-reset" in plain
+    from renderer.cli.diff import want_color
+
+    assert want_color(True, {}) and want_color(True, {"NO_COLOR": ""})
+    assert not want_color(True, {"NO_COLOR": "1"}) and not want_color(False, {})
+
+
+def test_workflows_are_valid_and_call_real_options() -> None:
+    """The reusable PR workflow and CI validate against the GitHub workflow schema, and every
+    option the PR workflow passes to gpu-render exists."""
+    import re
+    import shutil
+    import sys
+
+    import yaml
+
+    from renderer.cli import main
+
+    workflows = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+    assert {w.name for w in workflows} >= {"ci.yml", "gpu-render-diff.yml"}
+    exe = shutil.which("check-jsonschema") or str(Path(sys.executable).parent / "check-jsonschema")
+    proc = subprocess.run([exe, "--builtin-schema", "vendor.github-workflows", *map(str, workflows)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    flow = yaml.safe_load((ROOT / ".github" / "workflows" / "gpu-render-diff.yml").read_text())
+    assert "workflow_call" in flow[True]  # PyYAML reads the key `on` as True
+    scripts = "\n".join(str(step.get("run", "")) for step in flow["jobs"]["diff"]["steps"])
+    for command in ("build", "diff"):
+        params = {opt for p in main.commands[command].params for opt in getattr(p, "opts", [])}
+        used = set()
+        for line in re.findall(rf"gpu-render {command}\b(.*?)(?:>|\|\||$)", scripts.replace("\\\n", " "), re.M):
+            used |= set(re.findall(r"(--[a-z][a-z-]+)", line))
+        assert used, command
+        assert used <= params, used - params

@@ -7,6 +7,7 @@ folder (``values.yaml`` + ``overlays/``), or an output folder (``gpu-render.lock
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,6 +96,11 @@ def compute(opts: DiffOptions, cwd: Path) -> Diff:
     return diff_sides(to_side(old, as_tree), to_side(new, as_tree))
 
 
+def want_color(isatty: bool, env: Mapping[str, str]) -> bool:
+    """Colour on a terminal unless ``NO_COLOR`` is set to anything non-empty (no-color.org)."""
+    return isatty and not env.get("NO_COLOR")
+
+
 def execute(opts: DiffOptions, cwd: Path) -> int:
     from renderer import diff_report
 
@@ -115,7 +121,7 @@ def execute(opts: DiffOptions, cwd: Path) -> int:
         import os
         import sys
 
-        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        color = want_color(sys.stdout.isatty(), os.environ)
         click.echo(diff_report.text(d, show_noise=opts.show_noise, color=color), nl=False)
     hit = [c for c in opts.fail_on if c in d.classes()]
     if hit:
