@@ -300,6 +300,10 @@ class PolicyChange:
     def classes(self) -> tuple[str, ...]:
         return _ordered({c.cls for c in self.causes})
 
+    @property
+    def op(self) -> str:
+        return "added" if self.old is MISSING else "removed" if self.new is MISSING else "changed"
+
 
 @dataclass(frozen=True)
 class FileChange:

@@ -379,7 +379,7 @@ def to_json(diff: Diff, *, show_noise: bool = False) -> dict[str, Any]:
         ],
         "versions": [{"label": v.label, "old": v.old, "new": v.new, "clusters": list(v.scopes)} for v in diff.versions],
         "policy": [
-            {"cluster": p.scope, "path": p.path, "old": value(p.old), "new": value(p.new), "classes": list(p.classes)}
+            {"cluster": p.scope, "path": p.path, "op": p.op, "old": value(p.old), "new": value(p.new), "classes": list(p.classes), "reasons": [c.reason for c in p.causes]}
             for p in diff.policy
         ],
         "objects": [

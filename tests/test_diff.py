@@ -112,7 +112,7 @@ def test_default_sides_are_merge_base_and_working_tree(repo: Path, run_cli: Run)
     assert data["base"].startswith("merge-base(main)") and data["head"] == "working tree"
     assert disruption(data, "driver-reload")["clusters"] == ["staging"]
     # the rhel94 pool disappears from staging's overlay: its driver pool goes away
-    assert any(p["path"] == "nodePools[name=rhel94]" and p["new"] is None for p in data["policy"])
+    assert any(p["path"] == "nodePools[name=rhel94]" and p["new"] is None and p["op"] == "removed" for p in data["policy"])
     assert git(repo, "status", "--porcelain") == before  # the working tree is never touched
 
 
