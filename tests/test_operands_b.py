@@ -48,7 +48,12 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     },
     "sandbox-kubevirt": {
         "sandboxWorkloads": {"enabled": True, "mode": "kubevirt", "defaultWorkload": "vm-passthrough"},
-        "vgpuManager": {"enabled": True, "repository": "registry.example.com/nvidia", "version": "595.91.07"},
+        "vgpuManager": {
+            "enabled": True,
+            "repository": "registry.example.com/nvidia",
+            "version": "595.91.07",
+            "kernelModuleConfig": {"name": "vgpu-kmod", "keys": ["nvidia.conf"]},
+        },
     },
     "sandbox-kata": {
         "sandboxWorkloads": {"enabled": True, "mode": "kata", "defaultWorkload": "vm-passthrough"},
@@ -274,6 +279,9 @@ def test_vgpu_manager_one_daemonset_per_pool_with_os_suffixed_image() -> None:
     terms = dss["nvidia-vgpu-manager-daemonset-rhel94"]["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
     exprs = terms["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"]
     assert {"key": "feature.node.kubernetes.io/system-os_release.ID", "operator": "In", "values": ["rhel"]} in exprs
+    pod = dss["nvidia-vgpu-manager-daemonset-rhel94"]["spec"]["template"]["spec"]
+    assert {"name": "kernel-module-config", "mountPath": "/drivers/nvidia.conf", "subPath": "nvidia.conf", "readOnly": True} in pod["containers"][0]["volumeMounts"]
+    assert {"name": "kernel-module-config", "configMap": {"name": "vgpu-kmod"}} in pod["volumes"]
 
 
 @pytest.mark.parametrize(

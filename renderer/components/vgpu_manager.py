@@ -1,6 +1,7 @@
 """vGPU manager (host driver for vGPU): one DaemonSet per node pool, OS-suffixed image.
 
-Like the driver, the image tag carries the pool's OS (``pool.images["vgpuManager"]``) and
+``vgpuManager.kernelModuleConfig`` mounts one file per declared key under /drivers (the
+operator lists the keys from the API). Like the driver, the image tag carries the pool's OS (``pool.images["vgpuManager"]``) and
 each pool's DaemonSet selects only that pool's nodes. k8s-driver-manager unloads a previous
 driver first; it never evicts or drains here (as in the operator's asset).
 """
@@ -57,6 +58,14 @@ def daemonset(model: Model, pool: Pool) -> Obj:
     )
     if vgpu.get("env"):
         container["env"] = c.env_list(extra=vgpu["env"])
+    kmod = vgpu.get("kernelModuleConfig") or {}
+    kmod_volumes: list[Obj] = []
+    if kmod.get("name"):
+        kmod_volumes.append({"name": "kernel-module-config", "configMap": {"name": str(kmod["name"])}})
+        for key in kmod.get("keys") or []:
+            container["volumeMounts"].append(
+                {"name": "kernel-module-config", "mountPath": f"/drivers/{key}", "subPath": str(key), "readOnly": True}
+            )
     pod: Obj = {
         "serviceAccountName": NAME,
         "terminationGracePeriodSeconds": 120,
@@ -76,6 +85,7 @@ def daemonset(model: Model, pool: Pool) -> Obj:
             c.host_path("dev-log", "/dev/log"),
             c.host_path("firmware-search-path", "/sys/module/firmware_class/parameters/path"),
             c.host_path("nv-firmware", f"{h.driver_install_dir(model)}/lib/firmware", "DirectoryOrCreate"),
+            *kmod_volumes,
         ],
     }
     return c.daemonset(
