@@ -99,7 +99,7 @@ def _parse(text: str, path: str) -> tuple[Source | None, list[Problem]]:
     try:
         docs = list(yaml.load_all(text))
     except MarkedYAMLError as exc:
-        return None, [_marked_problem(exc, path)]
+        return None, [_marked_problem(exc, path, text)]
     except ReaderError as exc:
         line, col = _offset_position(text, exc.position)
         char = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or " ")
@@ -133,7 +133,7 @@ def _yaml() -> Any:
     return yaml
 
 
-def _marked_problem(exc: Any, path: str) -> Problem:
+def _marked_problem(exc: Any, path: str, text: str) -> Problem:
     mark = exc.problem_mark or exc.context_mark
     line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
     problem = str(exc.problem or "").strip() or str(exc).splitlines()[0]
@@ -144,16 +144,53 @@ def _marked_problem(exc: Any, path: str) -> Problem:
         hint = ""
         if exc.context_mark is not None and exc.context_mark is not mark:
             hint = f"first defined at line {exc.context_mark.line + 1}"
-        return _problem(path, line, col, f"duplicate key {key}", "duplicate-key", hint=hint)
+        pointer = _pointer_at(text, line, col)
+        return _problem(path, line, col, f"duplicate key {key}", "duplicate-key", hint=hint, pointer=pointer)
     if getattr(exc, "code", "") == "tag":
-        return _problem(path, line, col, problem, "tag", hint="only plain YAML values are allowed: mappings, lists, strings, numbers, booleans, null")
+        hint = "only plain YAML values are allowed: mappings, lists, strings, numbers, booleans, null"
+        return _problem(path, line, col, problem, "tag", hint=hint, pointer=_pointer_at(text, line, col))
     if getattr(exc, "code", "") == "int":
-        return _problem(path, line, col, problem, "syntax")
+        return _problem(path, line, col, problem, "syntax", pointer=_pointer_at(text, line, col))
     hint = ""
     context = str(exc.context or "").strip()
     if context and exc.context_mark is not None and exc.context_mark is not mark:
         hint = f"{context} at line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1}"
     return _problem(path, line, col, f"YAML syntax error: {problem}", "syntax", hint=hint)
+
+
+def _pointer_at(text: str, line: int, col: int) -> str:
+    """JSON pointer of the key or value that starts at (line, col), or "" when none does.
+
+    Used for problems the constructor raises (duplicate keys, refused tags), which know only
+    a position: the node graph is composed again (no construction, so no tags run and no
+    duplicate check) and searched for that position.
+    """
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.nodes import MappingNode, SequenceNode
+
+    try:
+        root = _yaml().compose(text)
+    except (YAMLError, RecursionError):  # pragma: no cover - the text composed before
+        return ""
+    target = (line - 1, col - 1)
+    seen: set[int] = set()
+    stack: list[tuple[Any, tuple[object, ...]]] = [(root, ())]
+    while stack:
+        node, path = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if (node.start_mark.line, node.start_mark.column) == target and path:
+            return pointer_of(path)
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                name = str(key.value) if not isinstance(key.value, list) else "?"
+                if (key.start_mark.line, key.start_mark.column) == target:
+                    return pointer_of((*path, name))
+                stack.append((value, (*path, name)))
+        elif isinstance(node, SequenceNode):
+            stack.extend((item, (*path, index)) for index, item in enumerate(node.value))
+    return ""
 
 
 def _offset_position(text: str, offset: int) -> Position:

@@ -112,6 +112,14 @@ def test_duplicate_key() -> None:
 
 def test_duplicate_nested_key() -> None:
     check("x:\n  a: 1\n  a: 2\n", (3, 3), 'duplicate key "a"')
+    assert problems("x:\n  - y: 1\n    y: 2\n")[0].pointer == "/x/0/y"
+
+
+def test_constructor_problems_carry_the_pointer() -> None:
+    assert problems("a:\n  list:\n    - !!binary aGk=\n")[0].pointer == "/a/list/0"
+    assert problems("a:\n  b: !foo {x: 1}\n")[0].pointer == "/a/b"
+    assert problems("a:\n  b: " + "9" * 5000 + "\n")[0].pointer == "/a/b"
+    assert problems("r: &r [*r, !foo x]\n")[0].pointer == "/r/1"
 
 
 def test_keys_equal_once_stringified_are_duplicates() -> None:
