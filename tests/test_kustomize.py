@@ -226,3 +226,9 @@ def test_strings_that_look_like_numbers_survive_kustomize(kubectl: str, tmp_path
     built = run_tool([kubectl, "kustomize", str(tmp_path)])
     (out,) = yamlio.load_all(built)
     assert out["data"] == cm["data"]
+
+
+def test_patchdiff_sees_types_and_ignores_key_order() -> None:
+    assert patchdiff.diff({"a": 1, "b": [True]}, {"b": [True], "a": 1}) == []
+    assert patchdiff.diff({"a": [1]}, {"a": [True]}) == [{"op": "replace", "path": "/a/0", "value": True}]
+    assert patchdiff.diff({"a": 1}, {"a": 1.0}) == [{"op": "replace", "path": "/a", "value": 1.0}]

@@ -25,13 +25,25 @@ def _size(value: Any) -> int:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Equal with types: in Python True == 1 and 1 == 1.0, in YAML they differ."""
+    """Equal with types: in Python True == 1 and 1 == 1.0, in YAML they differ.
+
+    ``==`` and ``repr`` run in C and settle almost every case; the typed walk runs only
+    for values that are equal but print differently (key order, or a bool against an int).
+    """
+    if a is b:
+        return True
+    if a != b:
+        return False
+    return repr(a) == repr(b) or _typed_equal(a, b)
+
+
+def _typed_equal(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+        return a.keys() == b.keys() and all(_typed_equal(v, b[k]) for k, v in a.items())
     if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(_typed_equal(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)
 
 
