@@ -49,6 +49,7 @@ COMPONENT_CLASSES: dict[str, str] = {
     "vgpu-device-manager": "gpu-reset",
     "cc-manager": "gpu-reset",
     "device-plugin": "scheduling-pause",
+    "mps-control-daemon": "scheduling-pause",
     "sandbox-device-plugin": "scheduling-pause",
     "kata-sandbox-device-plugin": "scheduling-pause",
     "dcgm": "metrics-gap",
@@ -94,10 +95,11 @@ CONFIG_KINDS = frozenset({"ConfigMap", "Secret"})
 LABEL_RULE_KINDS = frozenset({"NodeFeatureRule", "NodeFeatureGroup"})
 
 FIELD_RULES: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (re.compile(r"env\[name=[A-Z_]*MIG[A-Z_]*\]"), "gpu-reset", "MIG setting {path} changes"),
-    (re.compile(r"env\[name=(RUNTIME|CONTAINERD_[A-Z_]+|CRIO_[A-Z_]+|RUNTIME_[A-Z_]+)\]"), "runtime-restart", "container runtime setting {path} changes"),
+    (re.compile(r"env\[name=([A-Z_]*MIG[A-Z_]*)\]"), "gpu-reset", "MIG settings change ({names})"),
+    (re.compile(r"env\[name=(RUNTIME|CONTAINERD_[A-Z_]+|CRIO_[A-Z_]+|RUNTIME_[A-Z_]+)\]"), "runtime-restart", "container runtime settings change ({names})"),
 )
-"""Field-path patterns that add a class whatever the component (a MIG env var, a runtime setting)."""
+"""Field-path patterns that add a class whatever the component (a MIG env var, a runtime
+setting); group 1 names the setting in the one-line reason."""
 
 POLICY_CLASSES: dict[str, tuple[str, str]] = {
     "driver": ("driver-reload", "driver"),
@@ -453,11 +455,15 @@ def classify(component: str, kind: str, op: str, paths: list[FieldPath], pools: 
             return (Cause(comp_cls, f"{label} {op}: configuration of {component} changes", pools),)
         return (Cause("none", f"{label} {op}: no pods restart", pools),)
     causes: list[Cause] = []
+    hits: dict[tuple[str, str], dict[str, None]] = {}
     for path in paths:
         text = format_path(path)
         for pattern, cls, why in FIELD_RULES:
-            if pattern.search(text):
-                causes.append(Cause(cls, f"{label}: " + why.format(path=text), pools))
+            m = pattern.search(text)
+            if m:
+                hits.setdefault((cls, why), {})[m.group(1)] = None
+    for (cls, why), names in hits.items():
+        causes.append(Cause(cls, f"{label}: " + why.format(names=", ".join(names)), pools))
     if template is not None and any(p[: len(template)] == template for p in paths):
         causes.append(Cause(comp_cls, f"{label}: pod template changes, its pods restart", pools))
     elif kind in CONFIG_KINDS and any(p[:1] in (("data",), ("binaryData",), ("stringData",)) for p in paths):
