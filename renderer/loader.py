@@ -108,6 +108,9 @@ def _parse(text: str, path: str) -> tuple[Source | None, list[Problem]]:
         return None, [_problem(path, 1, 1, f"YAML error: {str(exc).splitlines()[0]}", "syntax")]
     except RecursionError:
         return None, [_problem(path, 1, 1, f"nesting deeper than {MAX_DEPTH} levels", "too-deep")]
+    except (ValueError, OverflowError) as exc:  # ruamel's own constructors choke on e.g. `a: ._`
+        line, col, value = _unreadable_scalar(text)
+        return None, [_problem(path, line, col, f"the value {value!r} cannot be read ({exc})", "syntax", hint="quote it to make it a string")]
     docs = [d for d in docs if d is not None]
     if not docs:
         return Source(path, {}), []
@@ -120,6 +123,20 @@ def _parse(text: str, path: str) -> tuple[Source | None, list[Problem]]:
     if not isinstance(data, dict):
         return None, [_problem(path, 1, 1, f"the top level must be a mapping, not {_kind(data)}", "root-not-mapping")]
     return Source(path, data, walker.positions, walker.key_positions), []
+
+
+def _unreadable_scalar(text: str) -> tuple[int, int, str]:
+    """Where the plain scalar that a ruamel constructor failed on stands (found by scanning)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.tokens import ScalarToken
+
+    try:
+        for token in YAML(typ="rt").scan(text):
+            if isinstance(token, ScalarToken) and token.plain and token.value.replace("_", "").lstrip("+-") in (".", ""):
+                return token.start_mark.line + 1, token.start_mark.column + 1, str(token.value)
+    except Exception:  # the scan is best effort: the problem is reported at 1:1 then
+        pass
+    return 1, 1, ""
 
 
 def _yaml() -> Any:
