@@ -73,3 +73,24 @@ def test_cli_images_refuses_bad_values(repo: Path, run_cli) -> None:  # type: ig
     result = run_cli("images")
     assert result.exit_code == 1
     assert "values.yaml:3:5: /nodePools/1: node pools 'b' and 'a' (values.yaml:2:5) select the same nodes" in result.stderr
+
+
+def test_per_pool_os_suffixed_images_are_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "values.yaml").write_text(
+        """\
+cluster: {operatorRelease: v26.3}
+sandboxWorkloads: {enabled: true, defaultWorkload: vm-vgpu}
+vgpuManager: {enabled: true, repository: registry.example.com/nvidia, version: "595.10"}
+nodePools:
+  - {name: jammy, os: {id: ubuntu, version: "22.04"}}
+  - {name: rhel94, os: {id: rhel, version: "9.4"}}
+  - {name: rocky9, os: {id: rocky, version: "9.4"}}
+"""
+    )
+    monkeypatch.chdir(tmp_path)
+    lines = run_cli("images").stdout.splitlines()
+    assert {line for line in lines if "vgpu-manager" in line} == {
+        "registry.example.com/nvidia/vgpu-manager:595.10-ubuntu22.04",
+        "registry.example.com/nvidia/vgpu-manager:595.10-rhel9.4",
+        "registry.example.com/nvidia/vgpu-manager:595.10-rocky9",
+    }
