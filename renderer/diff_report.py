@@ -296,11 +296,18 @@ def _md_tail(diff: Diff, show_noise: bool) -> list[str]:
     return out
 
 
+CONT_CLOSE = "\n</details><!-- gpu-render-diff continued -->\n"
+CONT_OPEN = "<details><summary>(continued)</summary><!-- gpu-render-diff continued -->\n\n"
+"""Added around a cut that falls inside a ``<details>`` block, so each comment renders on
+its own; :func:`join_parts` removes them again."""
+
+
 def split_markdown(body: str, limit: int = COMMENT_LIMIT) -> list[str]:
     """Cut ``body`` into comments shorter than ``limit`` characters, each starting with a
     stable ``<!-- gpu-render-diff part i/n -->`` marker line. Cuts fall before a ``<details>``
-    or heading line when possible, else at a line end; :func:`join_parts` gives ``body`` back."""
-    budget = limit - len(MARKER.format(i=99999, n=99999)) - 2
+    or heading line when possible, else at a line end (closing and reopening a ``<details>``
+    block cut in two); :func:`join_parts` gives ``body`` back."""
+    budget = limit - len(MARKER.format(i=99999, n=99999)) - 2 - len(CONT_CLOSE) - len(CONT_OPEN)
     blocks = _blocks(body)
     parts: list[str] = []
     current = ""
@@ -312,12 +319,34 @@ def split_markdown(body: str, limit: int = COMMENT_LIMIT) -> list[str]:
             current += piece
     if current or not parts:
         parts.append(current)
+    opened = False
+    for i, part in enumerate(parts):
+        if opened:
+            part = CONT_OPEN + part
+        opened = _open_details(part)
+        parts[i] = part + CONT_CLOSE if opened and i < len(parts) - 1 else part
     n = len(parts)
     return [MARKER.format(i=i, n=n) + "\n" + p for i, p in enumerate(parts, 1)]
 
 
+def _open_details(text: str) -> bool:
+    """Whether ``text`` ends inside a ``<details>`` block (they are never nested here)."""
+    depth = 0
+    for line in text.splitlines():
+        if line.startswith("<details>"):
+            depth = 1
+        elif line.startswith("</details>"):
+            depth = 0
+    return depth > 0
+
+
 def join_parts(parts: list[str]) -> str:
-    return "".join(MARKER_RE.sub("", p, count=1) for p in parts)
+    out = []
+    for p in parts:
+        p = MARKER_RE.sub("", p, count=1)
+        p = p.removeprefix(CONT_OPEN)
+        out.append(p.removesuffix(CONT_CLOSE))
+    return "".join(out)
 
 
 def _blocks(body: str) -> list[str]:

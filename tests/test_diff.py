@@ -284,6 +284,14 @@ def test_split_keeps_every_character() -> None:
     parts = diff_report.split_markdown(body, 2000)
     assert all(len(p) < 2000 for p in parts)
     assert diff_report.join_parts(parts) == body
+    # a <details> block longer than a comment is closed and reopened at the cut
+    big = "# t\n<details><summary>huge</summary>\n\n" + "".join(f"- line {i} " + "z" * 80 + "\n" for i in range(100)) + "\n</details>\n"
+    parts = diff_report.split_markdown(big, 2000)
+    assert len(parts) > 3 and all(len(p) < 2000 for p in parts)
+    for p in parts:
+        lines = p.splitlines()
+        assert sum(ln.startswith("<details>") for ln in lines) == sum(ln.startswith("</details>") for ln in lines), p
+    assert diff_report.join_parts(parts) == big
     assert diff_report.split_markdown("", 2000) == ["<!-- gpu-render-diff part 1/1 -->\n"]
 
 
