@@ -74,22 +74,30 @@ def check_user_patches(folder: str, patches: UserPatches) -> list[Problem]:
 
 
 def target_problems(folder: str, rendered: Iterable[tuple[str, str, str, str]], patches: UserPatches) -> list[Problem]:
-    """Patches whose target (kind, namespace, name) the cluster does not render."""
-    known = {(kind, ns, name) for _, kind, ns, name in rendered}
-    namespaces = {ns for _, ns, _ in known if ns}
+    """Patches whose target (apiVersion, kind, namespace, name) the cluster does not render.
+
+    Kustomize matches a strategic-merge patch on all four: a namespaced object's patch must
+    name its namespace.
+    """
+    known = set(rendered)
     problems: list[Problem] = []
     for fname, raw in patches:
         for doc in parse(raw):
             meta = doc["metadata"]
-            ns = str(meta.get("namespace") or "")
-            candidates = {(str(doc["kind"]), n, str(meta["name"])) for n in ({ns} if ns else {"", *namespaces})}
-            if not candidates & known:
-                where = f" in namespace {ns}" if ns else ""
-                problems.append(
-                    _problem(
-                        f"{folder}/{fname}",
-                        f"patch targets {doc['kind']}/{meta['name']}{where}, which this cluster does not render",
-                        "check the kind and name, and whether the component is enabled for this cluster",
-                    )
+            key = (str(doc["apiVersion"]), str(doc["kind"]), str(meta.get("namespace") or ""), str(meta["name"]))
+            if key in known:
+                continue
+            near = sorted(k for k in known if k[1] == key[1] and k[3] == key[3])
+            hint = "check the kind and name, and whether the component is enabled for this cluster"
+            if near:
+                api, _, ns, _ = near[0]
+                hint = f"the cluster renders it as apiVersion {api}" + (f" in namespace {ns}" if ns else ", cluster-scoped") + "; the patch must say the same"
+            where = f" in namespace {key[2]}" if key[2] else ""
+            problems.append(
+                _problem(
+                    f"{folder}/{fname}",
+                    f"patch targets {key[0]} {key[1]}/{key[3]}{where}, which this cluster does not render",
+                    hint,
                 )
+            )
     return problems

@@ -162,6 +162,8 @@ def _cluster(patches: tuple[tuple[str, bytes], ...], values: bytes = b"") -> Inp
         ("x.yaml", b"", "empty"),
         ("../x.yaml", b"apiVersion: v1\nkind: Namespace\nmetadata: {name: gpu-operator}\n", "not allowed"),
         ("x.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nope, namespace: gpu-operator}\n", "does not render"),
+        ("x.yaml", b"apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: nvidia-device-plugin}\n", "in namespace gpu-operator; the patch must say the same"),
+        ("x.yaml", b"apiVersion: v2\nkind: Namespace\nmetadata: {name: gpu-operator}\n", "as apiVersion v1, cluster-scoped"),
     ],
 )
 def test_bad_user_patches_are_problems(name: str, text: bytes, message: str) -> None:
