@@ -172,7 +172,7 @@ def _marked_problem(exc: Any, path: str, text: str) -> Problem:
     context = str(exc.context or "").strip()
     if context and exc.context_mark is not None and exc.context_mark is not mark:
         hint = f"{context} at line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1}"
-    return _problem(path, line, col, f"YAML syntax error: {problem}", "syntax", hint=hint)
+    return _problem(path, line, col, f"YAML syntax error: {problem}", "syntax", hint=hint, pointer=_pointer_before_error(text))
 
 
 def _pointer_at(text: str, line: int, col: int) -> str:
@@ -208,6 +208,48 @@ def _pointer_at(text: str, line: int, col: int) -> str:
         elif isinstance(node, SequenceNode):
             stack.extend((item, (*path, index)) for index, item in enumerate(node.value))
     return ""
+
+
+def _pointer_before_error(text: str) -> str:
+    """JSON pointer of the collection the parser was inside when it hit a syntax error.
+
+    Replays the parser's events (which stop at the error) and tracks the path they build.
+    """
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.events import (
+        AliasEvent,
+        CollectionEndEvent,
+        MappingStartEvent,
+        ScalarEvent,
+        SequenceStartEvent,
+    )
+
+    # frames: [path, is_mapping, pending key or None, next index]
+    frames: list[list[Any]] = []
+    try:
+        for event in _yaml().parse(text):
+            top = frames[-1] if frames else None
+            if isinstance(event, CollectionEndEvent):
+                frames.pop()
+                continue
+            if not isinstance(event, (ScalarEvent, AliasEvent, MappingStartEvent, SequenceStartEvent)):
+                continue
+            if top is not None and top[1] and top[2] is None:  # a key
+                top[2] = str(event.value) if isinstance(event, ScalarEvent) else "?"
+                if isinstance(event, (MappingStartEvent, SequenceStartEvent)):
+                    frames.append([(*top[0], "?"), isinstance(event, MappingStartEvent), None, 0])
+                continue
+            if top is None:
+                child: tuple[object, ...] = ()
+            elif top[1]:
+                child, top[2] = (*top[0], top[2]), None
+            else:
+                child, top[3] = (*top[0], top[3]), top[3] + 1
+            if isinstance(event, (MappingStartEvent, SequenceStartEvent)):
+                frames.append([child, isinstance(event, MappingStartEvent), None, 0])
+    except (YAMLError, RecursionError):
+        pass
+    return pointer_of(frames[-1][0]) if frames else ""
 
 
 def _offset_position(text: str, offset: int) -> Position:

@@ -93,6 +93,13 @@ def test_syntax_error_says_where_the_construct_started() -> None:
     assert p.hint == "while parsing a flow sequence at line 2, column 4"
 
 
+def test_syntax_errors_name_the_collection_being_parsed() -> None:
+    assert problems("a: 1\nb: [1, 2\nc: 3\n")[0].pointer == "/b"
+    assert problems("driver:\n  env:\n    - name: a\n      value: [1\n  x: 2\n")[0].pointer == "/driver/env/0/value"
+    assert problems("a: {b: 1, c: [1, 2}\n")[0].pointer == "/a/c"
+    assert problems("a:\n  b: 1\n c: 2\n")[0].pointer == ""
+
+
 def test_bad_indentation() -> None:
     check("a:\n  b: 1\n c: 2\n", (3, 2), "YAML syntax error: expected <block end>, but found '<block mapping start>'")
 
