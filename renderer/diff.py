@@ -666,7 +666,7 @@ def image_versions(changes: Iterable[ObjectChange]) -> list[tuple[str, str, str,
                 old, new = tag_old, tag_new
             pools = next((c.pools for c in o.causes if c.pools), ())
             label = o.component + (f" pool {pools[0]}" if pools else "")
-            if o.component not in container:
+            if container.removeprefix("nvidia-").removesuffix("-ctr") != o.component:
                 label += f" ({container})"
             out.append((o.scope, label, old, new))
     return out
