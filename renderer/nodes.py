@@ -9,10 +9,11 @@ nodes two pools fight over.
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,6 +104,8 @@ class ImportResult:
     skipped: dict[str, str] = field(default_factory=dict)
     """GPU node name -> why it is in no pool (missing NFD labels)."""
     non_gpu: int = 0
+    dropped: list[str] = field(default_factory=list)
+    """Existing pools that select no node of the inventory."""
 
 
 def _pool_name(os_id: str, version: str, kernel: str) -> str:
@@ -113,18 +116,32 @@ def _pool_name(os_id: str, version: str, kernel: str) -> str:
     return base
 
 
-def import_pools(nodes: Iterable[Node], *, precompiled: bool, release: str = di.NEWEST) -> ImportResult:
+INHERITED = ("driver", "runtime", "runtimeConfig", "gpuProduct", "mig", "devicePluginConfig")
+"""Settings a new pool takes over from a dropped or kept pool of the same OS."""
+
+
+def import_pools(nodes: Iterable[Node], *, precompiled: bool, release: str = di.NEWEST, existing: Sequence[Pool] = ()) -> ImportResult:
     """Group GPU nodes by OS tag (and kernel when precompiled) into ``nodePools`` entries.
 
     Versions that the release's OS tag merges (rhel 9.4 and 9.6 under v26.7) become one pool
-    whose ``os.version`` is the major version.
+    whose ``os.version`` is the major version. With ``existing`` pools (the values' own), import
+    reconciles instead of starting over: a pool that still selects nodes is kept as written
+    (name, driver settings, selectors), nodes no pool selects get new pools that inherit the
+    settings of an existing pool of the same OS (a kernel upgrade keeps its driver settings),
+    and pools that select no node any more are dropped (listed in ``dropped``).
     """
+    keep = [p for p in existing if p.precompiled == precompiled]
     groups: dict[tuple[str, str, str], list[Node]] = {}
+    kept: dict[str, list[Node]] = {p.name: [] for p in keep}
     skipped: dict[str, str] = {}
     non_gpu = 0
     for node in nodes:
         if not node.gpu:
             non_gpu += 1
+            continue
+        owners = [p for p in keep if di.matches(p.node_selector, node.labels)]
+        if len(owners) == 1:
+            kept[owners[0].name].append(node)
             continue
         missing = node.missing_labels(precompiled)
         if missing:
@@ -134,28 +151,49 @@ def import_pools(nodes: Iterable[Node], *, precompiled: bool, release: str = di.
         groups.setdefault((node.os_id, tag, node.kernel if precompiled else ""), []).append(node)
     pools: list[dict[str, Any]] = []
     members: dict[str, list[str]] = {}
-    used: set[str] = set()
+    for pool in keep:
+        if kept[pool.name]:
+            pools.append(copy.deepcopy(pool.values))
+            members[pool.name] = [n.name for n in kept[pool.name]]
+    dropped = [p.name for p in existing if p.name not in members]
+    used = {p.name for p in existing}
     for (os_id, tag, kernel), group in sorted(groups.items()):
-        versions = sorted({n.os_version for n in group})
-        version = versions[0] if len(versions) == 1 else tag[len(os_id) :]
-        name = _pool_name(os_id, version, kernel)
-        candidate, suffix = name, 2
-        while candidate in used:
-            candidate = f"{name[: 40 - len(str(suffix)) - 1]}-{suffix}"
-            suffix += 1
-        used.add(candidate)
-        pool: dict[str, Any] = {"name": candidate, "os": {"id": os_id, "version": version}}
-        if kernel:
-            pool["kernel"] = kernel
-        runtimes = {n.runtime for n in group if n.runtime}
-        if len(runtimes) == 1:
-            pool["runtime"] = runtimes.pop()
-        products = {n.labels.get(PRODUCT_LABEL, "") for n in group}
-        if len(products) == 1 and "" not in products:
-            pool["gpuProduct"] = products.pop()
-        pools.append(pool)
-        members[candidate] = [n.name for n in group]
-    return ImportResult(pools, members, skipped, non_gpu)
+        entry = _new_pool(os_id, tag, kernel, group, used, _same_os(existing, os_id, tag, release))
+        pools.append(entry)
+        members[entry["name"]] = [n.name for n in group]
+    return ImportResult(pools, members, skipped, non_gpu, dropped)
+
+
+def _same_os(existing: Sequence[Pool], os_id: str, tag: str, release: str) -> dict[str, Any]:
+    """The first existing pool with this OS tag: its settings seed a new pool."""
+    for pool in existing:
+        if pool.os_id == os_id and di.os_tag(pool.os_id, pool.os_version, release) == tag:
+            return pool.values
+    return {}
+
+
+def _new_pool(os_id: str, tag: str, kernel: str, group: list[Node], used: set[str], seed: dict[str, Any]) -> dict[str, Any]:
+    versions = sorted({n.os_version for n in group})
+    version = versions[0] if len(versions) == 1 else tag[len(os_id) :]
+    name = _pool_name(os_id, version, kernel)
+    candidate, suffix = name, 2
+    while candidate in used:
+        candidate = f"{name[: 40 - len(str(suffix)) - 1]}-{suffix}"
+        suffix += 1
+    used.add(candidate)
+    pool: dict[str, Any] = {"name": candidate, "os": {"id": os_id, "version": version}}
+    if kernel:
+        pool["kernel"] = kernel
+    runtimes = {n.runtime for n in group if n.runtime}
+    if len(runtimes) == 1:
+        pool["runtime"] = runtimes.pop()
+    products = {n.labels.get(PRODUCT_LABEL, "") for n in group}
+    if len(products) == 1 and "" not in products:
+        pool["gpuProduct"] = products.pop()
+    for key in INHERITED:
+        if key in seed and key not in pool:
+            pool[key] = copy.deepcopy(seed[key])
+    return pool
 
 
 def _yaml() -> Any:

@@ -279,3 +279,68 @@ def test_cli_bad_nodes_file(repo: Path, run_cli) -> None:  # type: ignore[no-unt
     missing = run_cli("nodes", "check", "absent.json")
     assert missing.exit_code == 1
     assert "nodes file not found: absent.json" in missing.stderr
+
+
+# ---------------------------------------------------------------- import reconciles with existing pools
+
+
+def existing_pools(pools: list[dict[str, Any]], **fleet: Any) -> list[Any]:
+    return list(resolve({"nodePools": pools, **fleet}, "t").pools)
+
+
+def test_import_keeps_pools_and_seeds_new_kernels_from_them() -> None:
+    old = [
+        {"name": "jammy-1040", "os": {"id": "ubuntu", "version": "22.04"}, "kernel": "5.15.0-1040-nvidia", "driver": {"version": "575"}, "mig": {"config": "all-1g.10gb"}},
+        {"name": "gone", "os": {"id": "sles", "version": "15.6"}, "kernel": "6.4.0-150600.23.25-default"},
+    ]
+    existing = existing_pools(old, driver={"usePrecompiled": True, "version": "570"})
+    jammy = [n for n in parsed() if n.os_id == "ubuntu" and n.os_version == "22.04"]
+    result = nd.import_pools(jammy, precompiled=True, existing=existing)
+    assert result.pools == [
+        old[0],
+        {
+            "name": "ubuntu2204-5-15-0-1041-nvidia",
+            "os": {"id": "ubuntu", "version": "22.04"},
+            "kernel": "5.15.0-1041-nvidia",
+            "runtime": "containerd",
+            "gpuProduct": H100,
+            "driver": {"version": "575"},
+            "mig": {"config": "all-1g.10gb"},
+        },
+    ]
+    assert result.members == {"jammy-1040": ["gpu-ubuntu-a", "gpu-ubuntu-b"], "ubuntu2204-5-15-0-1041-nvidia": ["gpu-ubuntu-c"]}
+    assert result.dropped == ["gone"]
+
+
+def test_import_keeps_pools_split_by_node_selector() -> None:
+    old = [
+        {"name": "h100", "os": {"id": "ubuntu", "version": "22.04"}, "driver": {"nodeSelector": {"nvidia.com/gpu.product": H100}}},
+        {"name": "rhel", "os": {"id": "rhel", "version": "9.4"}},
+    ]
+    result = nd.import_pools(parsed(), precompiled=False, existing=existing_pools(old))
+    assert [p["name"] for p in result.pools] == ["h100", "rhel", "ubuntu2404"]
+    assert result.members["h100"] == ["gpu-ubuntu-a", "gpu-ubuntu-b", "gpu-ubuntu-c"]
+    assert result.members["rhel"] == ["gpu-rhel94", "gpu-rhel96"]
+    assert result.dropped == []
+
+
+def test_cli_import_reconciles_unless_fresh(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    (repo / "overlays" / "prod" / "values.yaml").write_text(
+        """\
+nodePools:
+  # the first H100 nodes
+  - name: jammy
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+    driver: {version: "575"}
+"""
+    )
+    result = run_cli("nodes", "import", "nodes.json", "--cluster", "prod")
+    assert result.exit_code == 0, result.output
+    assert "  - name: jammy\n" in result.stdout
+    assert "  - name: ubuntu2204-5-15-0-1040-nvidia\n" not in result.stdout
+    assert "  - name: ubuntu2204-5-15-0-1041-nvidia\n    os: {id: ubuntu, version: '22.04'}\n    kernel: 5.15.0-1041-nvidia\n" in result.stdout
+    assert result.stdout.count("version: '575'") == 2
+    fresh = run_cli("nodes", "import", "nodes.json", "--cluster", "prod", "--fresh")
+    assert "  - name: jammy\n" not in fresh.stdout
+    assert "  - name: ubuntu2204-5-15-0-1040-nvidia\n" in fresh.stdout

@@ -24,6 +24,7 @@ class NodesOptions:
     fmt: str = "text"
     precompiled: bool | None = None
     write: bool = False
+    fresh: bool = False
 
 
 def _nodes_file(opts: NodesOptions) -> Path:
@@ -75,6 +76,17 @@ def _merged_values(opts: NodesOptions) -> dict[str, Any] | None:
     return with_defaults(data)
 
 
+def _existing_pools(values: dict[str, Any]) -> list[Any]:
+    """The values' pools that resolve (import keeps those that still select nodes)."""
+    from renderer import driverimage
+
+    out = []
+    for entry in values.get("nodePools") or []:
+        if isinstance(entry, dict) and entry.get("name") and not [i for i in driverimage.pool_issues(values, entry) if not i.warning]:
+            out.append(driverimage.resolve_pool(values, entry))
+    return out
+
+
 def execute_import(opts: NodesOptions) -> int:
     from renderer.nodes import import_pools, pools_yaml, replace_pools
 
@@ -84,12 +96,15 @@ def execute_import(opts: NodesOptions) -> int:
         return EXIT_PROBLEMS
     precompiled = opts.precompiled if opts.precompiled is not None else bool(values["driver"].get("usePrecompiled"))
     release = str(values["cluster"].get("operatorRelease"))
-    result = import_pools(nodes, precompiled=precompiled, release=release)
+    existing = [] if opts.fresh else _existing_pools(values)
+    result = import_pools(nodes, precompiled=precompiled, release=release, existing=existing)
     for name, why in sorted(result.skipped.items()):
         click.echo(f"warning: GPU node {name} not imported: {why}", err=True)
+    for name in result.dropped:
+        click.echo(f"note: pool {name} selects no node of the inventory; left out", err=True)
     if not opts.write:
         if opts.fmt == "json":
-            click.echo(json.dumps({"nodePools": result.pools, "members": result.members, "skipped": result.skipped}, indent=2, sort_keys=True))
+            click.echo(json.dumps({"nodePools": result.pools, "members": result.members, "skipped": result.skipped, "dropped": result.dropped}, indent=2, sort_keys=True))
         else:
             click.echo(pools_yaml(result), nl=False)
         return EXIT_OK
@@ -159,10 +174,15 @@ def nodes_group() -> None:
 @_common
 @click.option("--precompiled/--no-precompiled", default=None, help="Group by kernel too (default: driver.usePrecompiled of the values).")
 @click.option("--write", is_flag=True, help="Write the pools into overlays/<cluster>/values.yaml (comments kept).")
+@click.option("--fresh", is_flag=True, help="Ignore the pools already in the values (default: keep those that still select nodes).")
 @click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True, help="Output format.")
-def import_cmd(nodes_json: Path | None, values: Path, overlays: Path, cluster: str | None, precompiled: bool | None, write: bool, fmt: str) -> None:
-    """Group GPU nodes by OS (and kernel for precompiled drivers) into nodePools."""
-    code = execute_import(NodesOptions(nodes_json, values, overlays, cluster, "text" if fmt == "yaml" else fmt, precompiled, write))
+def import_cmd(nodes_json: Path | None, values: Path, overlays: Path, cluster: str | None, precompiled: bool | None, write: bool, fresh: bool, fmt: str) -> None:
+    """Group GPU nodes by OS (and kernel for precompiled drivers) into nodePools.
+
+    Pools already in the values that still select nodes are kept as written; nodes no pool
+    selects get new pools (seeded with the settings of a pool of the same OS).
+    """
+    code = execute_import(NodesOptions(nodes_json, values, overlays, cluster, "text" if fmt == "yaml" else fmt, precompiled, write, fresh))
     if code:
         raise SystemExit(code)
 
