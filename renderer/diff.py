@@ -440,10 +440,10 @@ def _is_noise(path: FieldPath, kind: str) -> bool:
     return False
 
 
-def classify(component: str, kind: str, op: str, paths: list[FieldPath], pools: tuple[str, ...]) -> tuple[Cause, ...]:
+def classify(component: str, kind: str, op: str, paths: list[FieldPath], pools: tuple[str, ...], name: str = "") -> tuple[Cause, ...]:
     """Disruption causes of one object change (``paths``: the non-noise changed fields)."""
     comp_cls = COMPONENT_CLASSES.get(component, "pod-restart")
-    label = f"{component} {kind}"
+    label = f"{component} {kind}/{name}" if name else f"{component} {kind}"
     if kind in LABEL_RULE_KINDS:
         return (Cause("node-label-churn", f"{label} {op}: NFD recomputes node labels", pools),)
     template = POD_TEMPLATE.get(kind)
@@ -550,7 +550,7 @@ def diff_scope(scope: str, old: Scope, new: Scope, pools: Iterable[str] = ()) ->
         real = [p for p, _, _, noise in raw if not noise]
         comp = new[k].component
         pl = pools_of(k.name, pool_names)
-        causes = classify(comp, k.kind, "changed", real, pl) if real else ()
+        causes = classify(comp, k.kind, "changed", real, pl, k.name) if real else ()
         out.append(ObjectChange(scope, comp, *k, "changed", fields, causes))
     for k in sorted(added):
         comp = new[k].component
@@ -558,15 +558,15 @@ def diff_scope(scope: str, old: Scope, new: Scope, pools: Iterable[str] = ()) ->
         if k in renames:
             was = renames[k]
             old_name = f"{was.namespace}/{was.name}" if was.namespace != k.namespace else was.name
-            out.append(ObjectChange(scope, comp, *k, "renamed", (), classify(comp, k.kind, "renamed", [], pl), old_name))
+            out.append(ObjectChange(scope, comp, *k, "renamed", (), classify(comp, k.kind, "renamed", [], pl, k.name), old_name))
         else:
-            out.append(ObjectChange(scope, comp, *k, "added", (), classify(comp, k.kind, "added", [], pl)))
+            out.append(ObjectChange(scope, comp, *k, "added", (), classify(comp, k.kind, "added", [], pl, k.name)))
     for k in sorted(removed):
         if k in gone:
             continue
         comp = old[k].component
         pl = pools_of(k.name, pool_names)
-        out.append(ObjectChange(scope, comp, *k, "removed", (), classify(comp, k.kind, "removed", [], pl)))
+        out.append(ObjectChange(scope, comp, *k, "removed", (), classify(comp, k.kind, "removed", [], pl, k.name)))
     return out
 
 
