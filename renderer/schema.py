@@ -134,12 +134,12 @@ def _composite(err: Any, located: Located) -> Problem:
     elif len(fitting) == 1:
         best = best_match(next(iter(fitting.values())))
         nested = _to_problems(best, located)[0]
-        hint = nested.hint or (f"{others} other alternative(s) failed too" if others else "")
+        hint = nested.hint or _first_sentence(err.schema.get("description", "")) or (f"{others} other alternative(s) failed too" if others else "")
         return Problem(nested.file, nested.line, nested.column, nested.pointer, nested.message, hint=hint, code=nested.code)
     else:
         types = [t for n in sorted(branches) for t in _branch_types(err.validator_value[n])]
         message = f"expected {_types_text(sorted(set(types), key=types.index))}, got {_type_name(err.instance)} {_show(err.instance)}"
-        hint = _type_hint(types, err.instance)
+        hint = _first_sentence(err.schema.get("description", "")) or _type_hint(types, err.instance)
     file, line, col = located.locate(pointer)
     return Problem(file, line, col, pointer, message, hint=hint, code=f"schema-{err.validator}")
 
@@ -187,7 +187,8 @@ def _type_hint(expected: Any, value: object) -> str:
 
 
 def _first_sentence(text: str) -> str:
-    return text.split(". ")[0].rstrip(".") if text else ""
+    """Up to the first full stop that ends a sentence ("e.g. 1Gi" does not end one)."""
+    return re.split(r"\.\s+(?=[A-Z`])", text)[0].rstrip(".") if text else ""
 
 
 def _show(value: object) -> str:
