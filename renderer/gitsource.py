@@ -134,7 +134,9 @@ def read_folder(folder: Path) -> dict[str, str]:
 def _read_folder(folder: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for path in sorted(folder.rglob("*")):
-        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts):
+        parts = path.relative_to(folder).parts
+        # gpu-render's own staging/lock files and VCS folders are not output (.helmignore is)
+        if path.is_file() and not any(part.startswith((".gpu-render-", ".git")) and part != ".gitattributes" for part in parts):
             try:
                 out[path.relative_to(folder).as_posix()] = path.read_text(encoding="utf-8")
             except (UnicodeDecodeError, OSError):

@@ -18,15 +18,20 @@ Objects = dict[str, list[Obj]]
 
 def objects(model: Model) -> Objects:
     """Every enabled component's objects, in registry order, hardened, each with its sync wave."""
-    from renderer import security, waves
-
     out: Objects = {}
     for comp in COMPONENTS:
         if comp.enabled(model):
             built = comp.build(model)
             if built:
                 out[comp.name] = built
-    return waves.annotate_all(security.harden(model, out, {comp.name: comp.key for comp in COMPONENTS}))
+    return finish(model, out)
+
+
+def finish(model: Model, objs: Objects) -> Objects:
+    """What every render does to built objects (the chart emitter applies it per component)."""
+    from renderer import security, waves
+
+    return waves.annotate_all(security.harden(model, objs, {comp.name: comp.key for comp in COMPONENTS}))
 
 
 def render(inputs: Inputs) -> dict[str, str]:

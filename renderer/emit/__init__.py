@@ -6,7 +6,7 @@ from renderer.pipeline import Plan
 
 
 def emit_all(p: Plan) -> dict[str, str]:
-    from renderer.emit import argocd, base, kustomize, lock
+    from renderer.emit import argocd, base, helm, kustomize, lock
     from renderer.render import objects
     from renderer.userpatches import patches_dir
 
@@ -18,5 +18,6 @@ def emit_all(p: Plan) -> dict[str, str]:
     files.update(base.emit_objects(base_objs))
     files.update(kustomize.emit(base_objs, cluster_objs, user))
     files.update(argocd.emit(p.base, base_objs, p.clusters, cluster_objs))
+    files.update(helm.emit(p))
     files.update(lock.emit(p, files))
     return files

@@ -1,0 +1,891 @@
+"""Turn each component into a chart template by rendering it with placeholders (sentinels).
+
+How a component becomes a template, with no per-component code:
+
+1. **Knobs** are the leaves of the chart values (:mod:`renderer.emit.helm_values`): scalars
+   and free-form blocks (lists, maps without a fixed schema) are *transparent* candidates;
+   booleans and schema enums are *structural*.
+2. The component is built once from values where every transparent knob holds a unique
+   sentinel (``zzgrs00012x`` for a scalar, ``{zzgrb00013x: zzgrb00013x}`` for a block). Where a
+   sentinel lands in the objects, the template gets ``{{ .Values.<knob> }}`` (scalars, or text
+   with scalars inside) or ``toYaml`` (blocks: a whole value, or items spliced into a list or
+   map). Putting every value back must give the very objects built from the real values; a
+   knob that breaks this (used in a condition, parsed, hashed) is found by bisection and is
+   then structural when its value is empty (variants ``empty`` / ``set``) or fixed at build
+   time otherwise.
+3. Each structural knob is flipped to each other value of its domain and the component
+   rebuilt: if the component disappears the knob gates the whole template file; otherwise
+   the paths where objects differ get ``{{ if }}/{{ else }}`` between the variants. Knobs whose
+   differences touch the same path are varied together (their product); the others are
+   taken as independent.
+
+The result is a small tree (``Ref``, ``Interp``, ``Block``, ``Splice``, ``Variant``) that
+:mod:`renderer.emit.helm_text` prints as Go template text and :func:`evaluate` evaluates in
+Python, so every build checks that the chart reproduces the static render.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from renderer.components import Component
+from renderer.components.common import Obj
+from renderer.emit.helm_values import REMOVE, Path, assign, get, model_of
+
+SCALAR = "zzgrs{:05d}x"
+BLOCK = "zzgrb{:05d}x"
+SENTINEL = re.compile(r"zzgr[sb]\d{5}x")
+MAX_PRODUCT = 64
+
+
+# --- the template tree ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A whole scalar taken from the values."""
+
+    path: Path
+    quote: bool
+
+
+@dataclass(frozen=True)
+class Interp:
+    """Text with values inside: literal parts and Refs."""
+
+    parts: tuple[str | Ref, ...]
+
+
+@dataclass(frozen=True)
+class Block:
+    """A whole collection from the values as a map entry's value; the entry is left out when empty."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class Splice:
+    """Items of a values list (or entries of a values map) inserted among fixed ones."""
+
+    path: Path
+    is_map: bool = False
+
+
+@dataclass(frozen=True)
+class MergeBlock:
+    """A map entry made only of values maps merged together; left out when all are empty."""
+
+    paths: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class Atom:
+    path: Path
+    op: str  # "is": truthiness equals value; "eq": equals value
+    value: Any
+
+
+Conj = tuple[Atom, ...]
+Cond = tuple[Conj, ...]  # disjunction of conjunctions
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+@dataclass
+class Variant:
+    """The node at one path, chosen by structural values: ``[(condition, node or MISSING)]``."""
+
+    cases: list[tuple[Cond, Any]]
+
+
+@dataclass
+class Template:
+    """One component's template: file-level gate plus objects keyed ``Kind/name``."""
+
+    name: str
+    gate: Cond
+    objects: dict[str, Any]
+    fixed: set[Path] = field(default_factory=set)
+    knobs: set[Path] = field(default_factory=set)
+
+
+# --- knobs ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Knob:
+    path: Path
+    kind: str  # scalar | block | bool | enum | set (empty-or-set) | pool
+    domain: tuple[Any, ...] = ()
+
+
+def _resolve(schema: dict[str, Any], node: Any) -> dict[str, Any]:
+    seen = 0
+    while isinstance(node, dict) and "$ref" in node and seen < 10:
+        ref = str(node["$ref"])
+        target: Any = schema
+        for part in ref.lstrip("#/").split("/"):
+            target = target.get(part, {}) if isinstance(target, dict) else {}
+        extra = {k: v for k, v in node.items() if k != "$ref"}
+        node = {**target, **extra}
+        seen += 1
+    return node if isinstance(node, dict) else {}
+
+
+def knobs(values: dict[str, Any], schema: dict[str, Any]) -> list[Knob]:
+    out: list[Knob] = []
+    driver_schema = _resolve(schema, schema.get("properties", {}).get("driver", {}))
+
+    def walk(value: Any, path: Path, node: Any) -> None:
+        typed = isinstance(node, dict) and "$ref" in node  # a reusable value type: one block
+        node = _resolve(schema, node)
+        if path == ("nodePools",):
+            return
+        if path == ("driver", "pools"):
+            for name, settings in (value or {}).items():
+                out.append(Knob((*path, name), "pool", (True, False)))
+                walk(settings, (*path, name), driver_schema)
+            return
+        if isinstance(value, bool):
+            out.append(Knob(path, "bool", (True, False)))
+        elif "enum" in node and isinstance(value, (str, int)):
+            domain = tuple(node["enum"])
+            out.append(Knob(path, "enum", domain if value in domain else (*domain, value)))
+        elif isinstance(value, dict):
+            props = node.get("properties")
+            if not typed and (props or (not node and value)):
+                extra = node.get("additionalProperties")
+                for key, child in value.items():
+                    sub = (props or {}).get(key, extra if isinstance(extra, dict) else {})
+                    walk(child, (*path, key), sub)
+            else:
+                out.append(Knob(path, "block"))
+        elif isinstance(value, list):
+            out.append(Knob(path, "block"))
+        elif isinstance(value, (str, int, float)):
+            out.append(Knob(path, "scalar"))
+
+    walk(values, (), schema)
+    return out
+
+
+def _empty(value: Any) -> bool:
+    return value in ("", 0, None) or value == [] or value == {}
+
+
+# --- building and comparing ----------------------------------------------------------
+
+
+def build_tree(comp: Component, values: dict[str, Any], cluster: str, seen: set[str] | None = None) -> dict[str, Obj]:
+    from renderer.render import finish
+
+    model = model_of(values, cluster, seen)
+    if not comp.enabled(model):
+        return {}
+    built = finish(model, {comp.name: comp.build(model)}).get(comp.name) or []
+    return {f"{o['kind']}/{o['metadata']['name']}": o for o in built}
+
+
+class Sentinels:
+    """Which sentinel stands for which knob, and the real value behind it."""
+
+    def __init__(self) -> None:
+        self.knob: dict[str, Path] = {}
+        self.value: dict[str, Any] = {}
+        self.by_path: dict[Path, str] = {}
+
+    def make(self, knob: Knob, value: Any) -> Any:
+        if knob.path in self.by_path:
+            sid = self.by_path[knob.path]
+        else:
+            sid = (BLOCK if isinstance(value, (list, dict)) else SCALAR).format(len(self.knob))
+            self.by_path[knob.path] = sid
+            self.knob[sid] = knob.path
+        self.value[sid] = value
+        if isinstance(value, list):
+            return [{sid: sid}]
+        if isinstance(value, dict):
+            return {sid: sid}
+        return sid
+
+    def block_id(self, node: Any) -> str | None:
+        if isinstance(node, dict) and len(node) == 1:
+            ((k, v),) = node.items()
+            if isinstance(k, str) and k == v and k in self.knob and k.startswith("zzgrb"):
+                return k
+        return None
+
+    def back(self, node: Any) -> Any:
+        """The node with every sentinel replaced by its value (empty whole blocks dropped)."""
+        if isinstance(node, dict):
+            return self._back_map(node)
+        if isinstance(node, list):
+            return self._back_list(node)
+        if isinstance(node, str) and "zzgr" in node:
+            if node in self.value and node.startswith("zzgrs"):
+                return self.value[node]
+            return SENTINEL.sub(lambda m: str(self.value.get(m.group(0), m.group(0))), node)
+        return node
+
+    def _back_map(self, node: dict[Any, Any]) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        for key, val in node.items():
+            if isinstance(key, str) and key == val and key in self.knob and key.startswith("zzgrb"):
+                real = self.value[key]
+                if isinstance(real, dict):
+                    out.update(copy.deepcopy(real))
+                continue
+            merged = self.merge_ids(val)
+            if merged and len(merged) > 1:
+                union: dict[Any, Any] = {}
+                for mid in merged:
+                    union.update(copy.deepcopy(self.value[mid]) if isinstance(self.value[mid], dict) else {})
+                if union:
+                    out[key] = union
+                continue
+            sid = self.block_id(val) if not isinstance(val, list) else self._list_block(val)
+            if sid is not None:
+                if not _empty(self.value[sid]):
+                    out[key] = copy.deepcopy(self.value[sid])
+                continue
+            out[key] = self.back(val)
+        return out
+
+    def _back_list(self, node: list[Any]) -> list[Any]:
+        items: list[Any] = []
+        for item in node:
+            sid = self.block_id(item)
+            if sid is not None:
+                real = self.value[sid]
+                if isinstance(real, list):
+                    items.extend(copy.deepcopy(real))
+                elif real:
+                    items.append(copy.deepcopy(real))
+                continue
+            items.append(self.back(item))
+        return items
+
+    def merge_ids(self, node: Any) -> list[str]:
+        """Sentinels of a map made only of merged values maps (empty list when it is not one)."""
+        if not isinstance(node, dict) or not node:
+            return []
+        ids = [k for k, v in node.items() if isinstance(k, str) and k == v and k in self.knob and k.startswith("zzgrb")]
+        return ids if len(ids) == len(node) else []
+
+    def _list_block(self, node: list[Any]) -> str | None:
+        if len(node) == 1:
+            sid = self.block_id(node[0])
+            if sid is not None and isinstance(self.value[sid], list):
+                return sid
+        return None
+
+
+def _name(item: Any) -> str | None:
+    """Identity of a list item: its ``name``, or the sentinel of a spliced block."""
+    if isinstance(item, Variant):
+        return getattr(item, "name", None)
+    if not isinstance(item, dict):
+        return None
+    if len(item) == 1:
+        ((k, v),) = item.items()
+        if isinstance(k, str) and k == v and k.startswith("zzgrb"):
+            return k
+    name = item.get("name")
+    return name if isinstance(name, str) else None
+
+
+def _keyed(node: Any) -> dict[str, Any] | None:
+    if not isinstance(node, list) or not node:
+        return None
+    out: dict[str, Any] = {}
+    for item in node:
+        name = _name(item)
+        if name is None or name in out:
+            return None
+        out[name] = item
+    return out
+
+
+Elem = str | tuple[str, str]
+TPath = tuple[Elem, ...]
+
+
+def diff(a: Any, b: Any, path: TPath = ()) -> list[TPath]:
+    """Minimal paths where two trees differ; lists of named items compare item by item."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: list[TPath] = []
+        for key in [*a, *(k for k in b if k not in a)]:
+            if key not in a or key not in b:
+                out.append((*path, key))
+            else:
+                out += diff(a[key], b[key], (*path, key))
+        return out
+    ka, kb = _keyed(a), _keyed(b)
+    if ka is not None and kb is not None:
+        common_a = [n for n in ka if n in kb]
+        common_b = [n for n in kb if n in ka]
+        if common_a != common_b:
+            return [path]
+        out = []
+        for name in [*ka, *(n for n in kb if n not in ka)]:
+            if name not in ka or name not in kb:
+                out.append((*path, ("@", name)))
+            else:
+                out += diff(ka[name], kb[name], (*path, ("@", name)))
+        return out
+    return [] if a == b else [path]
+
+
+def _item(node: list[Any], name: str) -> Any:
+    for item in node:
+        if _name(item) == name:
+            return item
+    return MISSING
+
+
+def tget(node: Any, path: TPath) -> Any:
+    for elem in path:
+        if isinstance(elem, tuple):
+            if not isinstance(node, list):
+                return MISSING
+            node = _item(node, elem[1])
+            if node is MISSING:
+                return MISSING
+        else:
+            if not isinstance(node, dict) or elem not in node:
+                return MISSING
+            node = node[elem]
+    return node
+
+
+def tset(root: Any, path: TPath, value: Any, ref: Any) -> None:
+    """Put ``value`` at ``path`` in ``root``; a new key/item goes after its predecessor in ``ref``."""
+    parent = tget(root, path[:-1])
+    ref_parent = tget(ref, path[:-1])
+    elem = path[-1]
+    if isinstance(elem, tuple):
+        assert isinstance(parent, list)
+        names = [_name(i) for i in parent]
+        if isinstance(value, Variant):
+            value.name = elem[1]  # type: ignore[attr-defined]
+        if elem[1] in names:
+            parent[names.index(elem[1])] = value
+            return
+        ref_names = [_name(i) for i in ref_parent] if isinstance(ref_parent, list) else []
+        pos = _insert_pos(names, ref_names, elem[1])
+        parent.insert(pos, value)
+        return
+    assert isinstance(parent, dict)
+    if elem in parent:
+        parent[elem] = value
+        return
+    keys = list(parent)
+    ref_keys = list(ref_parent) if isinstance(ref_parent, dict) else []
+    pos = _insert_pos(keys, ref_keys, elem)
+    items = list(parent.items())
+    items.insert(pos, (elem, value))
+    parent.clear()
+    parent.update(items)
+
+
+def _insert_pos(existing: list[Any], ref: list[Any], name: Any) -> int:
+    if name in ref:
+        for prev in reversed(ref[: ref.index(name)]):
+            if prev in existing:
+                return existing.index(prev) + 1
+        return 0
+    return len(existing)
+
+
+# --- analysis ------------------------------------------------------------------------
+
+
+class Analysis:
+    """Analyses every component against one set of chart values."""
+
+    def __init__(self, values: dict[str, Any], cluster: str, schema: dict[str, Any]) -> None:
+        self.values = values
+        self.cluster = cluster
+        self.knobs = knobs(values, schema)
+        self.transparent = [k for k in self.knobs if k.kind in ("scalar", "block")]
+        self.structural = [k for k in self.knobs if k.kind in ("bool", "enum", "pool")]
+        self.seen: set[str] = set()
+        """Top-level sections read by the builds of the component being analysed."""
+
+    def tree(self, comp: Component, values: dict[str, Any]) -> dict[str, Obj] | None:
+        try:
+            return build_tree(comp, values, self.cluster, self.seen)
+        except Exception:  # a builder fed placeholders may fail: that knob is not transparent
+            return None
+
+    def _set(self, values: dict[str, Any], knob: Knob, value: Any) -> dict[str, Any]:
+        if knob.kind == "pool" and value is False:
+            return assign(values, knob.path, REMOVE)
+        if knob.kind == "pool":
+            return values
+        return assign(values, knob.path, value)
+
+    def enabling(self, comp: Component) -> dict[Path, Any] | None:
+        """Structural values (fewest changes first) under which ``comp`` renders objects."""
+        start: dict[Path, Any] = {}
+        if comp.key and isinstance(get(self.values, (comp.key, "enabled")), bool):
+            start[(comp.key, "enabled")] = True
+        singles = [(k, v) for k in self.structural for v in k.domain if k.kind != "pool" and v != get(self.values, k.path)]
+        tries: Iterator[tuple[tuple[Knob, Any], ...]] = itertools.chain(
+            [()], ((s,) for s in singles), itertools.combinations(singles, 2)
+        )
+        for combo in tries:
+            assignment = dict(start)
+            for knob, value in combo:
+                assignment[knob.path] = value
+            if len(assignment) != len(start) + len(combo):
+                continue
+            values = self.values
+            for path, value in assignment.items():
+                values = assign(values, path, value)
+            found = self.tree(comp, values)
+            if found:
+                return assignment
+        return None
+
+    def analyse(self, comp: Component) -> Template | None:
+        self.seen = set()
+        enabling = self.enabling(comp)
+        if enabling is None:
+            return None
+        values = self.values
+        for path, value in enabling.items():
+            values = assign(values, path, value)
+        real = self.tree(comp, values)
+        assert real is not None
+        good, bad = self._split(comp, values, real)
+        sent = Sentinels()
+        base_values = values
+        for knob in good:
+            base_values = assign(base_values, knob.path, sent.make(knob, get(values, knob.path)))
+        structural = list(self.structural)
+        fixed: set[Path] = set()
+        for knob in bad:
+            if _empty(get(values, knob.path)):
+                structural.append(Knob(knob.path, "set", (False, True)))
+            else:
+                fixed.add(knob.path)
+        base = self.tree(comp, base_values)
+        assert base is not None
+        return self._variants(comp, values, base_values, base, structural, sent, fixed, good)
+
+    def _split(self, comp: Component, values: dict[str, Any], real: dict[str, Obj]) -> tuple[list[Knob], list[Knob]]:
+        """Transparent knobs that reproduce ``real`` when put back, and the rest (by bisection)."""
+
+        def ok(group: list[Knob]) -> bool:
+            sent = Sentinels()
+            vals = values
+            for knob in group:
+                vals = assign(vals, knob.path, sent.make(knob, get(values, knob.path)))
+            tree = self.tree(comp, vals)
+            return tree is not None and sent.back(list(tree.values())) == list(real.values())
+
+        bad: list[Knob] = []
+
+        def bisect(group: list[Knob]) -> None:
+            if not group or ok(group):
+                return
+            if len(group) == 1:
+                bad.append(group[0])
+                return
+            half = len(group) // 2
+            bisect(group[:half])
+            bisect(group[half:])
+
+        candidates = [k for k in self.transparent if k.path[0] in self.seen]
+        for _ in range(3):
+            bisect([k for k in candidates if k not in bad])
+            good = [k for k in candidates if k not in bad]
+            if ok(good):
+                return good, bad
+        return [], candidates
+
+    def _alt_values(self, knob: Knob, current: Any, sent: Sentinels, values: dict[str, Any]) -> list[tuple[Any, Any]]:
+        """(label, value to set) for every other value of a structural knob."""
+        out: list[tuple[Any, Any]] = []
+        if knob.kind == "set":
+            base = get(values, knob.path)
+            proto: Any = "x" if isinstance(base, str) else ([] if isinstance(base, list) else ({} if isinstance(base, dict) else 1))
+            if isinstance(proto, (str, int)):
+                return [(True, sent.make(Knob(knob.path, "scalar"), proto))]
+            return [(True, sent.make(Knob(knob.path, "block"), proto))]
+        if knob.kind == "pool":
+            return [(False, False)]
+        for value in knob.domain:
+            if value != current:
+                out.append((value, value))
+        return out
+
+    def _variants(
+        self,
+        comp: Component,
+        values: dict[str, Any],
+        base_values: dict[str, Any],
+        base: dict[str, Obj],
+        structural: list[Knob],
+        sent: Sentinels,
+        fixed: set[Path],
+        good: list[Knob],
+    ) -> Template:
+        gate: list[Conj] = []
+        gate_atoms: list[Cond] = []
+        refs: dict[TPath, Path] = {}
+        touched: dict[Path, list[TPath]] = {}
+        on_values: dict[Path, list[tuple[Any, Any]]] = {}
+        knob_of: dict[Path, Knob] = {}
+        done: set[Path] = set()
+        while True:  # a variant may read sections the base did not: their knobs come next
+            todo = [k for k in structural if k.path not in done and k.path[0] in self.seen]
+            if not todo:
+                break
+            for knob in todo:
+                done.add(knob.path)
+                self._vary(comp, knob, values, base_values, base, sent, gate_atoms, refs, touched, on_values, knob_of)
+        for cond in gate_atoms:
+            gate = list(_and(tuple(gate) or ((),), cond))
+        objects: dict[str, Any] = copy.deepcopy(base)
+        for tpath, kpath in refs.items():
+            if isinstance(tget(objects, tpath[:-1]), (dict, list)) and tget(objects, tpath) == tget(base, tpath):
+                tset(objects, tpath, Ref(kpath, True), base)
+        for group in _groups(touched):
+            self._apply_group(comp, group, touched, on_values, knob_of, base_values, base, objects)
+        converted = {name: _convert(node, sent) for name, node in objects.items()}
+        return Template(comp.name, tuple(gate), converted, fixed, {k.path for k in good} | set(touched))
+
+    def _vary(
+        self,
+        comp: Component,
+        knob: Knob,
+        values: dict[str, Any],
+        base_values: dict[str, Any],
+        base: dict[str, Obj],
+        sent: Sentinels,
+        gate_atoms: list[Cond],
+        refs: dict[TPath, Path],
+        touched: dict[Path, list[TPath]],
+        on_values: dict[Path, list[tuple[Any, Any]]],
+        knob_of: dict[Path, Knob],
+    ) -> None:
+        """Flip one structural knob through its domain and record what changes."""
+        current = self._current(knob, values)
+        alts = self._alt_values(knob, current, sent, values)
+        on = [(current, self._setting(knob, current, values))]
+        paths: list[TPath] = []
+        off: list[Any] = []
+        per_alt: list[tuple[Any, dict[str, Obj], list[TPath]]] = []
+        for label, setting in alts:
+            tree = self.tree(comp, self._set(base_values, knob, setting))
+            if tree is None:
+                continue
+            if not tree:
+                off.append(label)
+                continue
+            found = diff(base, tree)
+            if found:
+                per_alt.append((label, tree, found))
+                on.append((label, setting))
+        if knob.kind == "enum" and per_alt:
+            like = _value_like(base, current, per_alt)
+            for tp in sorted(like, key=repr):
+                refs[tp] = knob.path
+            per_alt = [(label, tree, [p for p in found if p not in like]) for label, tree, found in per_alt]
+        for _, _, found in per_alt:
+            paths += found
+        knob_of[knob.path] = knob
+        if off:
+            gate_atoms.append(self._cond(knob, [x for x in [current, *(label for label, _ in alts)] if x not in off]))
+        if paths:
+            touched[knob.path] = paths
+            on_values[knob.path] = on
+
+    def _current(self, knob: Knob, values: dict[str, Any]) -> Any:
+        if knob.kind == "pool":
+            return True
+        if knob.kind == "set":
+            return False
+        return get(values, knob.path)
+
+    def _setting(self, knob: Knob, label: Any, values: dict[str, Any]) -> Any:
+        if knob.kind in ("pool", "set"):
+            return get(values, knob.path) if knob.kind == "set" else True
+        return label
+
+    def _cond(self, knob: Knob, labels: list[Any]) -> Cond:
+        if knob.kind in ("bool", "pool", "set"):
+            if set(labels) >= {True, False}:
+                return ((),)
+            return ((Atom(knob.path, "is", bool(labels[0])),),)
+        return tuple((Atom(knob.path, "eq", v),) for v in labels)
+
+    def _apply_group(
+        self,
+        comp: Component,
+        group: list[Path],
+        touched: dict[Path, list[TPath]],
+        on_values: dict[Path, list[tuple[Any, Any]]],
+        knob_of: dict[Path, Knob],
+        base_values: dict[str, Any],
+        base: dict[str, Obj],
+        objects: dict[str, Any],
+    ) -> None:
+        paths = _top_paths([p for k in group for p in touched[k]])
+        combos = list(itertools.product(*(on_values[k] for k in group)))
+        if len(combos) > MAX_PRODUCT:
+            combos = combos[:1] + [
+                tuple(on_values[k][0] if j != i else alt for j, k in enumerate(group))
+                for i, key in enumerate(group)
+                for alt in on_values[key][1:]
+            ]
+        results: list[tuple[Conj, dict[str, Obj]]] = []
+        for combo in combos:
+            vals = base_values
+            atoms: list[Atom] = []
+            for path, (label, setting) in zip(group, combo, strict=True):
+                knob = knob_of[path]
+                vals = self._set(vals, knob, setting)
+                atoms.append(Atom(path, "eq", label) if knob.kind == "enum" else Atom(path, "is", bool(label)))
+            tree = self.tree(comp, vals)
+            if tree:
+                results.append((tuple(atoms), tree))
+        for tpath in paths:
+            cases: list[tuple[Cond, Any]] = []
+            for conj, tree in results:
+                node = tget(tree, tpath)
+                for i, (cond, existing) in enumerate(cases):
+                    if existing == node or (existing is MISSING and node is MISSING):
+                        cases[i] = ((*cond, conj), existing)
+                        break
+                else:
+                    cases.append(((conj,), node))
+            # the base variant goes last, as the `else` branch; "nothing" goes last when it can
+            base_node = tget(base, tpath)
+            cases.sort(key=lambda c: c[1] == base_node or (c[1] is MISSING and base_node is MISSING))
+            if len(cases) == 2 and cases[0][1] is MISSING:
+                cases.reverse()
+            if len(cases) > 1:
+                ref = next((t for _, t in results if tget(t, tpath) is not MISSING), base)
+                tset(objects, tpath, Variant(cases), ref)
+
+
+def _value_like(base: dict[str, Obj], current: Any, per_alt: list[tuple[Any, dict[str, Obj], list[TPath]]]) -> set[TPath]:
+    """Paths where an enum knob's value itself is the scalar: a reference, not a variant."""
+    like: set[TPath] | None = None
+    for label, tree, found in per_alt:
+        here = {p for p in found if tget(base, p) == current and tget(tree, p) == label}
+        like = here if like is None else like & here
+    return like or set()
+
+
+def _and(a: Cond, b: Cond) -> Cond:
+    return tuple(tuple(x + y) for x in a for y in b)
+
+
+def _prefix(a: TPath, b: TPath) -> bool:
+    return len(a) <= len(b) and b[: len(a)] == a
+
+
+def _top_paths(paths: list[TPath]) -> list[TPath]:
+    out: list[TPath] = []
+    for p in sorted(set(paths), key=lambda q: (len(q), repr(q))):  # stable across processes
+        if not any(_prefix(q, p) for q in out):
+            out.append(p)
+    return out
+
+
+def _groups(touched: dict[Path, list[TPath]]) -> list[list[Path]]:
+    """Knobs whose changed paths overlap (one a prefix of the other) vary together."""
+    parent = {k: k for k in touched}
+
+    def find(k: Path) -> Path:
+        while parent[k] != k:
+            k = parent[k]
+        return k
+
+    keys = list(touched)
+    for i, a in enumerate(keys):
+        for b in keys[i + 1 :]:
+            if any(_prefix(p, q) or _prefix(q, p) for p in touched[a] for q in touched[b]):
+                parent[find(a)] = find(b)
+    groups: dict[Path, list[Path]] = {}
+    for k in keys:
+        groups.setdefault(find(k), []).append(k)
+    return list(groups.values())
+
+
+def _convert(node: Any, sent: Sentinels) -> Any:
+    """Sentinels -> Ref / Interp / Block / Splice, through variants."""
+    if isinstance(node, Variant):
+        out = Variant([(cond, MISSING if n is MISSING else _convert(n, sent)) for cond, n in node.cases])
+        if hasattr(node, "name"):
+            out.name = node.name  # type: ignore[attr-defined]
+        return out
+    if isinstance(node, dict):
+        res: dict[Any, Any] = {}
+        for key, val in node.items():
+            if isinstance(key, str) and key == val and key in sent.knob and key.startswith("zzgrb"):
+                res[Splice(sent.knob[key], True)] = None
+                continue
+            merged = sent.merge_ids(val)
+            if len(merged) > 1:
+                res[key] = MergeBlock(tuple(sent.knob[m] for m in merged))
+                continue
+            sid = sent.block_id(val) if isinstance(val, dict) else (sent._list_block(val) if isinstance(val, list) else None)
+            if sid is not None:
+                res[key] = Block(sent.knob[sid])
+                continue
+            res[key] = _convert(val, sent)
+        return res
+    if isinstance(node, list):
+        items: list[Any] = []
+        for item in node:
+            sid = sent.block_id(item)
+            if sid is not None:
+                items.append(Splice(sent.knob[sid], isinstance(sent.value[sid], dict)))
+            else:
+                items.append(_convert(item, sent))
+        return items
+    if isinstance(node, str) and "zzgr" in node:
+        return _convert_text(node, sent)
+    return node
+
+
+def _convert_text(node: str, sent: Sentinels) -> Ref | Interp:
+    if node in sent.knob and node.startswith("zzgrs"):
+        return Ref(sent.knob[node], isinstance(sent.value[node], str))
+    parts: list[str | Ref] = []
+    pos = 0
+    for m in SENTINEL.finditer(node):
+        if m.start() > pos:
+            parts.append(node[pos : m.start()])
+        sid = m.group(0)
+        parts.append(Ref(sent.knob[sid], True) if sid in sent.knob else sid)
+        pos = m.end()
+    if pos < len(node):
+        parts.append(node[pos:])
+    return Interp(tuple(parts))
+
+
+# --- evaluation ----------------------------------------------------------------------
+
+
+def holds(cond: Cond, values: dict[str, Any]) -> bool:
+    return any(all(_atom(a, values) for a in conj) for conj in cond)
+
+
+def _atom(atom: Atom, values: dict[str, Any]) -> bool:
+    found = get(values, atom.path)
+    if atom.op == "is":
+        return (not _empty(found) and found is not False) == bool(atom.value)
+    return bool(found == atom.value)
+
+
+def evaluate(node: Any, values: dict[str, Any]) -> Any:
+    """What ``helm template`` makes of a template node (MISSING for nothing)."""
+    if isinstance(node, Variant):
+        for cond, case in node.cases[:-1]:
+            if holds(cond, values):
+                return MISSING if case is MISSING else evaluate(case, values)
+        last = node.cases[-1][1]
+        return MISSING if last is MISSING else evaluate(last, values)
+    if isinstance(node, Ref):
+        return copy.deepcopy(get(values, node.path))
+    if isinstance(node, Interp):
+        return "".join(p if isinstance(p, str) else str(get(values, p.path)) for p in node.parts)
+    if isinstance(node, dict):
+        return _evaluate_map(node, values)
+    if isinstance(node, list):
+        return _evaluate_list(node, values)
+    return node
+
+
+def _evaluate_map(node: dict[Any, Any], values: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, val in node.items():
+        if isinstance(key, Splice):
+            out.update(copy.deepcopy(get(values, key.path) or {}))
+            continue
+        if isinstance(val, Block):
+            found = get(values, val.path)
+            if not _empty(found):
+                out[key] = copy.deepcopy(found)
+            continue
+        if isinstance(val, MergeBlock):
+            union: dict[str, Any] = {}
+            for path in val.paths:
+                union.update(copy.deepcopy(get(values, path) or {}))
+            if union:
+                out[key] = union
+            continue
+        got = evaluate(val, values)
+        if got is not MISSING and not (got == {} and emptiable(val)):
+            out[key] = got
+    return out
+
+
+def emptiable(node: Any) -> bool:
+    """A map made only of merged values maps and optional entries: left out when it comes out empty."""
+    if not isinstance(node, dict) or not node:
+        return False
+    for key, val in node.items():
+        if isinstance(key, Splice):
+            continue
+        if isinstance(val, Variant) and any(case is MISSING for _, case in val.cases):
+            continue
+        return False
+    return True
+
+
+def _evaluate_list(node: list[Any], values: dict[str, Any]) -> list[Any]:
+    items: list[Any] = []
+    for item in node:
+        if isinstance(item, Splice):
+            found = get(values, item.path)
+            if isinstance(found, list):
+                items.extend(copy.deepcopy(found))
+            elif found:
+                items.append(copy.deepcopy(found))
+            continue
+        got = evaluate(item, values)
+        if got is not MISSING:
+            items.append(got)
+    return items
+
+
+def render_templates(templates: list[Template], values: dict[str, Any]) -> list[Obj]:
+    """Every object the chart gives for ``values`` (Python stand-in for ``helm template``)."""
+    out: list[Obj] = []
+    for tpl in templates:
+        if not holds(tpl.gate or ((),), values):
+            continue
+        for node in tpl.objects.values():
+            got = evaluate(node, values)
+            if got is not MISSING:
+                out.append(got)
+    return out
+
+
+def analyse_all(components: tuple[Component, ...], values: dict[str, Any], cluster: str, schema: dict[str, Any]) -> list[Template]:
+    analysis = Analysis(values, cluster, schema)
+    out: list[Template] = []
+    for comp in components:
+        tpl = analysis.analyse(comp)
+        if tpl is not None:
+            out.append(tpl)
+    return out
+

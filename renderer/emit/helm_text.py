@@ -1,0 +1,272 @@
+"""Print a component template (:mod:`renderer.emit.helm_ir`) as Go template text.
+
+Objects are printed as block-style YAML, scalars through PyYAML (so quoting is YAML's own),
+knobs as ``{{ .Values.x }}`` and ``toYaml``, variants as ``{{- if }}/{{- else }}``. A control
+action trims the newline before it (``{{-``) only where that newline ends a non-blank line;
+otherwise (after a blank line inside a literal block) it is written in front of the next
+line without trimming, so the printed text always evaluates to exactly the chosen variant.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from renderer import yamlio
+from renderer.emit.helm_ir import (
+    MISSING,
+    Atom,
+    Block,
+    Cond,
+    Interp,
+    MergeBlock,
+    Ref,
+    Splice,
+    Template,
+    Variant,
+    emptiable,
+)
+from renderer.emit.helm_values import Path
+
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def values_expr(path: Path) -> str:
+    """``.Values.a.b`` or ``(index .Values "a" "b-c")`` when a key is not an identifier."""
+    if all(IDENT.fullmatch(p) for p in path):
+        return ".Values." + ".".join(path)
+    return "(index .Values " + " ".join(json.dumps(p) for p in path) + ")"
+
+
+def _atom(atom: Atom) -> str:
+    expr = values_expr(atom.path)
+    if atom.op == "is":
+        return expr if atom.value else f"not {expr}"
+    return f"eq {expr} {json.dumps(atom.value)}"
+
+
+def cond_expr(cond: Cond) -> str:
+    conjs = []
+    for conj in cond:
+        atoms = [_atom(a) for a in conj]
+        if not atoms:
+            return "true"
+        conjs.append(atoms[0] if len(atoms) == 1 else "and " + " ".join(f"({a})" for a in atoms))
+    if len(conjs) == 1:
+        return conjs[0]
+    return "or " + " ".join(f"({c})" for c in conjs)
+
+
+def escape(text: str) -> str:
+    """Literal text in a template: only ``{{`` needs escaping."""
+    return text.replace("{{", '{{ "{{" }}')
+
+
+class Out:
+    """Template text with control actions placed so they add or remove nothing."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.prefix = ""
+
+    def text(self, line: str) -> None:
+        self.parts.append(self.prefix + line + "\n")
+        self.prefix = ""
+
+    def ctl(self, action: str) -> None:
+        last = self.parts[-1] if self.parts else ""
+        if self.prefix or (last and not (last.endswith("\n") and len(last) >= 2 and not last[-2].isspace())):
+            self.prefix += "{{ " + action + " }}"
+            return
+        self.parts.append("{{- " + action + " }}\n")
+
+    def result(self) -> str:
+        return "".join(self.parts) + self.prefix
+
+
+def _dump(value: Any) -> list[str]:
+    text = yamlio.dump(value)
+    return escape(text).rstrip("\n").split("\n")
+
+
+def _interp_line(node: Interp) -> str:
+    out = ""
+    for part in node.parts:
+        if isinstance(part, Ref):
+            out += "{{ " + values_expr(part.path) + " }}"
+        else:
+            out += escape(part).replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + out + '"'
+
+
+def _interp_json(node: Interp) -> str:
+    """Text with values and newlines inside: built with ``join`` and written as a JSON string."""
+    parts = [values_expr(p.path) if isinstance(p, Ref) else json.dumps(p) for p in node.parts]
+    return "{{ list " + " ".join(parts) + ' | join "" | toJson }}'
+
+
+def _scalar(node: Any) -> str | None:
+    if isinstance(node, Ref):
+        return "{{ " + values_expr(node.path) + (" | quote }}" if node.quote else " }}")
+    if isinstance(node, Interp):
+        multiline = any(isinstance(p, str) and "\n" in p for p in node.parts)
+        return _interp_json(node) if multiline else _interp_line(node)
+    return None
+
+
+def _present(node: dict[Any, Any]) -> str:
+    """Condition under which an emptiable map has at least one entry."""
+    parts: list[str] = []
+    for key, val in node.items():
+        if isinstance(key, Splice):
+            parts.append(values_expr(key.path))
+        else:
+            parts.append(cond_expr(tuple(conj for cond, case in val.cases if case is not MISSING for conj in cond)))
+    return parts[0] if len(parts) == 1 else "or " + " ".join(f"({p})" for p in parts)
+
+
+def _key(key: str) -> str:
+    return _dump({key: 0})[0][: -len(": 0")]
+
+
+def _conds(node: Any) -> list[Cond] | None:
+    return [c for c, _ in node.cases] if isinstance(node, Variant) else None
+
+
+def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
+    pad = " " * ind
+    items = list(node.items())
+    i = 0
+    while i < len(items):
+        key, val = items[i]
+        if isinstance(key, Splice):
+            out.ctl("with " + values_expr(key.path))
+            out.text("{{ toYaml . | indent " + str(ind) + " }}")
+            out.ctl("end")
+        elif isinstance(val, Variant):
+            # neighbours switched by the same conditions share one if/else
+            run = [items[i]]
+            while i + 1 < len(items) and not isinstance(items[i + 1][0], Splice) and _conds(items[i + 1][1]) == _conds(val):
+                i += 1
+                run.append(items[i])
+            merged = Variant([(cond, [(k, v.cases[j][1]) for k, v in run]) for j, (cond, _) in enumerate(val.cases)])
+            _variant(out, merged, lambda case: emit_entries(out, {k: c for k, c in case if c is not MISSING}, ind))
+        else:
+            emit_entry(out, key, val, ind, pad)
+        i += 1
+
+
+def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
+    k = _key(key)
+    if isinstance(val, Block):
+        out.ctl("with " + values_expr(val.path))
+        out.text(f"{pad}{k}:")
+        out.text("{{ toYaml . | indent " + str(ind + 2) + " }}")
+        out.ctl("end")
+        return
+    if isinstance(val, MergeBlock):
+        out.ctl("if or " + " ".join(f"({values_expr(p)})" for p in val.paths))
+        out.text(f"{pad}{k}:")
+        for path in val.paths:
+            out.ctl("with " + values_expr(path))
+            out.text("{{ toYaml . | indent " + str(ind + 2) + " }}")
+            out.ctl("end")
+        out.ctl("end")
+        return
+    scalar = _scalar(val)
+    if scalar is not None:
+        out.text(f"{pad}{k}: {scalar}")
+    elif isinstance(val, dict) and val and emptiable(val):
+        out.ctl("if " + _present(val))
+        out.text(f"{pad}{k}:")
+        emit_entries(out, val, ind + 2)
+        out.ctl("end")
+    elif isinstance(val, dict) and val:
+        out.text(f"{pad}{k}:")
+        emit_entries(out, val, ind + 2)
+    elif isinstance(val, list) and val:
+        out.text(f"{pad}{k}:")
+        emit_items(out, val, ind + 2)
+    else:
+        for line in _dump({key: val}):
+            out.text(pad + line)
+
+
+def emit_items(out: Out, items: list[Any], ind: int) -> None:
+    pad = " " * ind
+    for item in items:
+        if isinstance(item, Splice):
+            out.ctl("with " + values_expr(item.path))
+            expr = "list ." if item.is_map else "."
+            out.text("{{ toYaml (" + expr + ") | indent " + str(ind) + " }}")
+            out.ctl("end")
+        elif isinstance(item, Variant):
+            _variant(out, item, lambda case: emit_items(out, [case], ind))
+        else:
+            emit_item(out, item, ind, pad)
+
+
+def emit_item(out: Out, item: Any, ind: int, pad: str) -> None:
+    scalar = _scalar(item)
+    if scalar is not None:
+        out.text(f"{pad}- {scalar}")
+    elif isinstance(item, dict) and item:
+        sub = Out()
+        emit_entries(sub, item, ind + 2)
+        first = sub.parts[0] if sub.parts else ""
+        if first.startswith(" " * (ind + 2)) and not first.startswith(" " * (ind + 3)) and not first.lstrip().startswith("{{"):
+            sub.parts[0] = pad + "- " + first[ind + 2 :]
+        else:
+            out.text(pad + "-")
+        for part in sub.parts:
+            out.parts.append(out.prefix + part)
+            out.prefix = ""
+        out.prefix += sub.prefix
+    elif isinstance(item, list) and item:
+        out.text(pad + "-")
+        emit_items(out, item, ind + 2)
+    else:
+        for line in _dump([item]):
+            out.text(pad + line)
+
+
+def _nothing(case: Any) -> bool:
+    return case is MISSING or (isinstance(case, list) and all(c is MISSING for _, c in case))
+
+
+def _variant(out: Out, node: Variant, emit: Any) -> None:
+    cases = [(cond, MISSING if _nothing(case) else case) for cond, case in node.cases]
+    for i, (cond, case) in enumerate(cases):
+        if i == 0:
+            out.ctl("if " + cond_expr(cond))
+        elif i == len(cases) - 1:
+            if case is MISSING:
+                break
+            out.ctl("else")
+        else:
+            out.ctl("else if " + cond_expr(cond))
+        if case is not MISSING:
+            emit(case)
+    out.ctl("end")
+
+
+def template_text(tpl: Template, header: str) -> str:
+    out = Out()
+    out.parts.append(header)
+    gated = bool(tpl.gate) and tpl.gate != ((),)
+    if gated:
+        out.ctl("if " + cond_expr(tpl.gate))
+    for node in tpl.objects.values():
+        if isinstance(node, Variant):
+            _variant(out, node, lambda case: _object(out, case))
+        else:
+            _object(out, node)
+    if gated:
+        out.ctl("end")
+    return out.result()
+
+
+def _object(out: Out, node: dict[Any, Any]) -> None:
+    out.text("---")
+    emit_entries(out, node, 0)

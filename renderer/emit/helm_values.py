@@ -1,0 +1,180 @@
+"""The chart's values: the resolved policy, with each node pool's driver settings under ``driver.pools``.
+
+``chart_values(model)`` turns a resolved model into the values a chart release uses, and
+``model_of(values, cluster)`` turns chart values back into a model, so the chart and the static
+render are two views of one function: ``objects(model_of(chart_values(m))) == objects(m)``.
+
+Helm replaces lists wholesale under ``--set``, so per-pool settings live in a map keyed by pool
+name (``driver.pools.<pool>``), holding the pool's driver settings fully merged over ``driver``.
+Setting a pool to ``null`` in a values file removes it (and its DaemonSet). ``gitops`` settings
+reach no object and are left out.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from renderer.model import Model, Pool
+
+Path = tuple[str, ...]
+
+NOT_CHART_VALUES = ("gitops",)
+"""Policy keys that reach no object (Argo CD settings): not values of the chart."""
+
+
+def chart_values(model: Model) -> dict[str, Any]:
+    values = copy.deepcopy(model.values)
+    for key in NOT_CHART_VALUES:
+        values.pop(key, None)
+    driver = values.setdefault("driver", {})
+    driver.pop("pools", None)
+    pools: dict[str, Any] = {}
+    for pool in model.pools:
+        settings = copy.deepcopy(pool.driver)
+        settings.pop("pools", None)
+        pools[pool.name] = settings
+    driver["pools"] = pools
+    return values
+
+
+class Reads(dict[str, Any]):
+    """Top-level values that remember which sections were looked at (``seen``)."""
+
+    def __init__(self, data: dict[str, Any], seen: set[str]) -> None:
+        super().__init__(data)
+        self.seen = seen
+
+    def __getitem__(self, key: str) -> Any:
+        self.seen.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.seen.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self.seen.add(str(key))
+        return super().__contains__(key)
+
+    def _all(self) -> None:
+        self.seen.update(super().keys())
+
+    def __iter__(self) -> Any:
+        self._all()
+        return super().__iter__()
+
+    def keys(self) -> Any:
+        self._all()
+        return super().keys()
+
+    def items(self) -> Any:
+        self._all()
+        return super().items()
+
+    def values(self) -> Any:
+        self._all()
+        return super().values()
+
+    def copy(self) -> dict[str, Any]:
+        self._all()
+        return dict(super().items())
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        self._all()
+        return copy.deepcopy(dict(super().items()), memo)
+
+
+def model_of(values: dict[str, Any], cluster: str, seen: set[str] | None = None) -> Model:
+    """The model whose render the chart reproduces for ``values`` (not mutated).
+
+    With ``seen``, the model's values record which top-level sections were read.
+    """
+    from renderer.resolve import resolve_pool
+
+    out = dict(values)
+    driver = dict(out.get("driver") or {})
+    pools_cfg = driver.pop("pools", None) or {}
+    out["driver"] = driver
+    node_pools = []
+    for pool in out.get("nodePools") or []:
+        settings = pools_cfg.get(pool.get("name"))
+        if settings is None:
+            continue
+        node_pools.append({**pool, "driver": settings})
+    out["nodePools"] = node_pools
+    if seen is not None:
+        out = Reads(out, seen)
+    return _LazyPools(out, cluster, lambda: tuple(resolve_pool(out, p) for p in node_pools))
+
+
+class _LazyPools(Model):
+    """A model that resolves its pools on first use: most components never look at them."""
+
+    def __init__(self, values: dict[str, Any], cluster: str, make: Callable[[], tuple[Pool, ...]]) -> None:
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "cluster", cluster)
+        object.__setattr__(self, "_make", make)
+
+    @property
+    def pools(self) -> tuple[Pool, ...]:
+        cached = self.__dict__.get("_pools")
+        if cached is None:
+            cached = self._make()  # type: ignore[attr-defined]
+            object.__setattr__(self, "_pools", cached)
+        return cached  # type: ignore[no-any-return]
+
+
+def get(values: Any, path: Path) -> Any:
+    for key in path:
+        if not isinstance(values, dict) or key not in values:
+            return None
+        values = values[key]
+    return values
+
+
+def assign(values: dict[str, Any], path: Path, value: Any) -> dict[str, Any]:
+    """A copy of ``values`` with ``path`` set (or removed when ``value`` is REMOVE); shares the rest."""
+    out = dict(values)
+    key = path[0]
+    if len(path) == 1:
+        if value is REMOVE:
+            out.pop(key, None)
+        else:
+            out[key] = value
+        return out
+    child = out.get(key)
+    out[key] = assign(child if isinstance(child, dict) else {}, path[1:], value)
+    return out
+
+
+class _Remove:
+    def __repr__(self) -> str:
+        return "REMOVE"
+
+
+REMOVE: Any = _Remove()
+
+
+def overrides(base: Any, target: Any) -> Any:
+    """The smallest values file that turns ``base`` into ``target`` under Helm's coalescing.
+
+    Maps merge (a key missing from ``target`` becomes ``null``, which Helm deletes); anything
+    else is replaced. Returns ``{}`` when they are equal.
+    """
+    if isinstance(base, dict) and isinstance(target, dict):
+        out: dict[str, Any] = {}
+        for key, value in target.items():
+            if key not in base:
+                out[key] = copy.deepcopy(value)
+            elif value != base[key]:
+                if isinstance(value, dict) and isinstance(base[key], dict):
+                    out[key] = overrides(base[key], value)
+                else:
+                    out[key] = copy.deepcopy(value)
+        for key in base:
+            if key not in target:
+                out[key] = None
+        return out
+    return copy.deepcopy(target)

@@ -1,0 +1,190 @@
+"""The emitted Helm chart, checked with the real helm binary.
+
+``helm template`` of the chart must give the very objects gpu-render renders directly: with
+the chart's own values (the fleet), with each ``values-<cluster>.yaml`` (that cluster), and
+with ``--set`` knobs (the policy with the same change). Objects are parsed and compared by
+identity, never as text.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from renderer import yamlio
+from renderer.emit.helm import normalise, static_objects
+from renderer.inputs import Inputs, read_inputs
+from renderer.pipeline import plan
+from renderer.render import render
+from tests.conftest import ROOT, run_tool, strict_validate
+from tests.golden import CASES, case_names
+
+pytestmark = pytest.mark.realtools
+CHART = "chart/gpu-stack"
+
+
+def _write(files: dict[str, str], out: Path) -> Path:
+    for rel, text in files.items():
+        target = out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return out
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    files = render(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
+    return _write(files, tmp_path_factory.mktemp("example")) / CHART
+
+
+def _template(helm: str, chart: Path, *args: str) -> list[dict[str, Any]]:
+    out = run_tool([helm, "template", "gpu-stack", str(chart), *args])
+    return [o for o in yamlio.load_all(out) if o]
+
+
+def _fleet_values() -> dict[str, Any]:
+    data = yamlio.load((ROOT / "values.yaml").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def _static(values: dict[str, Any]) -> list[dict[str, Any]]:
+    p = plan(Inputs(yamlio.dump(values).encode(), "values.yaml"))
+    assert not p.errors, p.errors
+    assert p.base is not None
+    return static_objects(p.base)
+
+
+def test_helm_lint_strict_example_and_golden_cases(helm: str, example: Path, tmp_path: Path) -> None:
+    charts = [str(example)]
+    for name in case_names():
+        folder = CASES / name
+        files = render(read_inputs(folder / "values.yaml", folder / "overlays"))
+        charts.append(str(_write(files, tmp_path / name) / CHART))
+    out = run_tool([helm, "lint", "--strict", *charts])
+    assert f"{len(charts)} chart(s) linted, 0 chart(s) failed" in out
+
+
+def test_template_with_own_values_equals_base_render(helm: str, example: Path) -> None:
+    p = plan(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
+    assert p.base is not None
+    got = _template(helm, example)
+    assert normalise(got) == normalise(static_objects(p.base))
+    assert strict_validate([o for o in got if "." not in o["apiVersion"].split("/")[0] or o["apiVersion"].split("/")[0].endswith(".k8s.io")], "1.35") == []
+
+
+def test_template_with_cluster_values_equals_cluster_render(helm: str, example: Path) -> None:
+    p = plan(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
+    assert p.clusters
+    for name in p.clusters:
+        assert (example / f"values-{name}.yaml").is_file(), f"no values file for cluster {name}"
+
+    def one(name: str) -> tuple[str, list[dict[str, Any]]]:
+        return name, _template(helm, example, "-f", str(example / f"values-{name}.yaml"))
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(one, sorted(p.clusters)))
+    for name, got in results:
+        assert normalise(got) == normalise(static_objects(p.clusters[name])), name
+        assert strict_validate([o for o in got if o["kind"] != "CustomResourceDefinition" and ("." not in o["apiVersion"].split("/")[0] or o["apiVersion"].split("/")[0].endswith(".k8s.io"))], "1.35") == []
+
+
+def test_schema_rejects_wrong_type_at_install_time(helm: str, example: Path) -> None:
+    proc = subprocess.run(
+        [helm, "template", "gpu-stack", str(example), "--set", "driver.enabled=maybe"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode != 0
+    assert "/driver/enabled" in proc.stderr and "boolean" in proc.stderr, proc.stderr
+
+
+def test_crds_are_templates_kept_on_uninstall(helm: str, example: Path) -> None:
+    got = _template(helm, example)
+    crds = [o for o in got if o["kind"] == "CustomResourceDefinition"]
+    for crd in crds:
+        assert crd["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+    assert not (example / "crds").exists()
+    hooks = [o for o in got if "helm.sh/hook" in (o["metadata"].get("annotations") or {})]
+    assert hooks == []
+
+
+@dataclass(frozen=True)
+class Knob:
+    name: str
+    args: tuple[str, ...]
+    change: Callable[[dict[str, Any]], None]
+
+
+def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(values: dict[str, Any]) -> None:
+        node = values
+        keys = path.split(".")
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+        node[keys[-1]] = copy.deepcopy(value)
+
+    return change
+
+
+def _pool_version(values: dict[str, Any]) -> None:
+    values["nodePools"][0].setdefault("driver", {})["version"] = "600.10.02"
+
+
+TOLERATIONS = [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+ENV = [{"name": "LOG_LEVEL", "value": "debug"}]
+DP_CONFIG = {"create": True, "name": "dp-config", "default": "shared", "data": {"shared": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"}}
+
+KNOBS = [
+    Knob("devicePlugin.enabled", ("--set", "devicePlugin.enabled=false"), _set("devicePlugin.enabled", False)),
+    Knob("driver.enabled", ("--set", "driver.enabled=false"), _set("driver.enabled", False)),
+    Knob("gfd.enabled", ("--set", "gfd.enabled=false"), _set("gfd.enabled", False)),
+    Knob("dcgm.enabled", ("--set", "dcgm.enabled=true"), _set("dcgm.enabled", True)),
+    Knob("psa.enabled", ("--set", "psa.enabled=false"), _set("psa.enabled", False)),
+    Knob("cdi.enabled", ("--set", "cdi.enabled=false"), _set("cdi.enabled", False)),
+    Knob("cdi.nriPluginEnabled", ("--set", "cdi.nriPluginEnabled=true"), _set("cdi.nriPluginEnabled", True)),
+    Knob("mig.strategy=none", ("--set", "mig.strategy=none"), _set("mig.strategy", "none")),
+    Knob("mig.strategy=mixed", ("--set", "mig.strategy=mixed"), _set("mig.strategy", "mixed")),
+    Knob("driver pool version", ("--set", "driver.pools.ubuntu2204.version=600.10.02"), _pool_version),
+    Knob("devicePlugin.version", ("--set", "devicePlugin.version=v0.21.1"), _set("devicePlugin.version", "v0.21.1")),
+    Knob("devicePlugin.repository", ("--set", "devicePlugin.repository=registry.example.com/nvidia"), _set("devicePlugin.repository", "registry.example.com/nvidia")),
+    Knob("devicePlugin.resources", ("--set", "devicePlugin.resources.limits.memory=512Mi"), _set("devicePlugin.resources", {"limits": {"memory": "512Mi"}})),
+    Knob("devicePlugin.env", ("--set-json", "devicePlugin.env=" + json.dumps(ENV)), _set("devicePlugin.env", ENV)),
+    Knob("daemonsets.tolerations", ("--set-json", "daemonsets.tolerations=" + json.dumps(TOLERATIONS)), _set("daemonsets.tolerations", TOLERATIONS)),
+    Knob("daemonsets.priorityClassName", ("--set", "daemonsets.priorityClassName=gpu-critical"), _set("daemonsets.priorityClassName", "gpu-critical")),
+    Knob("daemonsets.labels", ("--set", "daemonsets.labels.team=ml"), _set("daemonsets.labels", {"team": "ml"})),
+    Knob("daemonsets.updateStrategy", ("--set", "daemonsets.updateStrategy=OnDelete"), _set("daemonsets.updateStrategy", "OnDelete")),
+    Knob("devicePlugin.hostNetwork", ("--set", "devicePlugin.hostNetwork=true"), _set("devicePlugin.hostNetwork", True)),
+    Knob("dcgmExporter.serviceMonitor.interval", ("--set", "dcgmExporter.serviceMonitor.interval=60s"), _set("dcgmExporter.serviceMonitor.interval", "60s")),
+    Knob("devicePlugin.config", ("--set-json", "devicePlugin.config=" + json.dumps(DP_CONFIG)), _set("devicePlugin.config", DP_CONFIG)),
+    Knob("cluster.namespace", ("--set", "cluster.namespace=gpu-system"), _set("cluster.namespace", "gpu-system")),
+]
+
+
+def test_knob_matrix(helm: str, example: Path) -> None:
+    """``helm template --set k=v`` equals gpu-render's render of the policy with the same change."""
+    base = normalise(_static(_fleet_values()))
+
+    def one(knob: Knob) -> tuple[Knob, list[dict[str, Any]]]:
+        return knob, _template(helm, example, *knob.args)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(one, KNOBS))
+    effective = []
+    for knob, got in results:
+        values = _fleet_values()
+        knob.change(values)
+        want = normalise(_static(values))
+        assert normalise(got) == want, knob.name
+        if want != base:
+            effective.append(knob.name)
+    assert len(effective) >= 15, effective
