@@ -73,7 +73,40 @@ def _unknown_key(err: Any, path: list[Any], key: str, located: Located) -> Probl
     pointer = pointer_of([*path, key])
     known = sorted((err.schema.get("properties") or {}).keys())
     file, line, col = located.locate(pointer, key=True)
-    return Problem(file, line, col, pointer, f"unknown key {key!r}", hint=_did_you_mean(key, known), code="unknown-key")
+    parent = str(path[-1]) if path else ""
+    hint = _did_you_mean(key, known) or _known_elsewhere(key, parent)
+    return Problem(file, line, col, pointer, f"unknown key {key!r}", hint=hint, code="unknown-key")
+
+
+def _known_elsewhere(key: str, parent: str) -> str:
+    """Where else in the schema a key of this name lives (a key put in the wrong section).
+
+    Sections named like the one the key was found in come first (``driver`` ->
+    ``nodePools[].driver``).
+    """
+    places = sorted(_key_index().get(key, []), key=lambda p: not (parent and p.rsplit(".", 1)[-1] == parent))
+    if not places or len(places) > 6:  # a key everything has ('enabled') says nothing
+        return ""
+    shown = ", ".join(places[:3]) + (f" and {len(places) - 3} more" if len(places) > 3 else "")
+    return f"{key!r} is a key of {shown}"
+
+
+@cache
+def _key_index() -> dict[str, list[str]]:
+    """Property name -> the dotted sections that have it (``nodePools[].driver``)."""
+    index: dict[str, list[str]] = {}
+
+    def walk(node: Any, where: str) -> None:
+        if not isinstance(node, dict):
+            return
+        for name, sub in (node.get("properties") or {}).items():
+            index.setdefault(name, []).append(where or "the top level")
+            walk(sub, f"{where}.{name}" if where else name)
+        if isinstance(node.get("items"), dict):
+            walk(node["items"], f"{where}[]")
+
+    walk(load_schema(), "")
+    return {name: sorted(set(places), key=lambda p: (p.count("."), p)) for name, places in index.items()}
 
 
 def _did_you_mean(word: str, choices: list[str]) -> str:
