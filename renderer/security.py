@@ -124,12 +124,13 @@ GRANTS: dict[str, Grant] = {
         },
         rules(
             "core namespaces list,watch",
-            "core nodes,nodes/status get,list,watch,patch,update",
-            "nfd.k8s-sigs.io nodefeatures,nodefeaturerules,nodefeaturegroups get,list,watch,create,update,delete",
+            "core nodes get,list,watch,patch,update",
+            "core nodes/status get,list,patch,update",
+            "nfd.k8s-sigs.io nodefeaturerules,nodefeaturegroups get,list,watch",
+            "nfd.k8s-sigs.io nodefeatures get,list,watch,create,update,delete",
             "nfd.k8s-sigs.io nodefeaturegroups/status patch,update",
             "core pods get",
             "topology.node.k8s.io noderesourcetopologies delete,list",
-            "coordination.k8s.io leases create,get,update",
         ),
         "nfd-master labels nodes, nfd-worker publishes NodeFeature objects, nfd-gc removes stale ones",
     ),
@@ -190,13 +191,7 @@ GRANTS: dict[str, Grant] = {
             "host-path": "installs the vGPU manager under /run/nvidia and reads /sys, /dev/vfio",
             "writable-host-mount": "writes the driver root and validation markers on the host",
         },
-        rules(
-            "core nodes get,list,watch,patch,update",
-            "core pods get,list,watch,delete",
-            "core pods/eviction create",
-            "apps daemonsets get,list",
-        )
-        | _OPENSHIFT,
+        rules("core nodes get,list,watch,patch", "core pods get,list,watch", "core pods/eviction create", "apps daemonsets get") | _OPENSHIFT,
         _DRIVER_MANAGER,
     ),
     "vgpu-device-manager": Grant(
@@ -205,7 +200,7 @@ GRANTS: dict[str, Grant] = {
             "host-path": "reads and writes /sys and validation markers",
             "writable-host-mount": "creates vGPU devices in /sys",
         },
-        rules("core pods get,list,watch", "core nodes get,list,watch,update,patch") | _OPENSHIFT,
+        rules("core pods get,list,watch", "core nodes get,list,watch,update") | _OPENSHIFT,
         "reads the node's vgpu.config label and writes its state",
     ),
     "vfio-manager": Grant(
@@ -215,7 +210,7 @@ GRANTS: dict[str, Grant] = {
             "host-path": "reads /sys, /lib/modules and validation markers",
             "writable-host-mount": "rebinds devices through /sys and writes markers",
         },
-        rules("core nodes get,list,watch,patch", "core pods get,list,watch,delete", "core pods/eviction create", "apps daemonsets get,list") | _OPENSHIFT,
+        rules("core nodes get,list,watch,patch", "core pods get,list,watch", "core pods/eviction create") | _OPENSHIFT,
         _DRIVER_MANAGER,
     ),
     "sandbox-device-plugin": Grant(

@@ -102,9 +102,8 @@ def test_rbac_rules_inside_each_components_allowlist(name: str, cluster: str, ob
                 listed.append(line)
                 if (group, resource, verb) not in allow:
                     wrong.append(line)
+    print(f"\n{name}:{cluster}: {len(listed)} RBAC rule(s)\n" + "\n".join(listed))  # pytest -s lists them
     assert not wrong, "RBAC beyond the allowlist in renderer/security.py GRANTS:\n" + "\n".join(wrong)
-    for line in listed:  # every rule is checked; -v -s shows them
-        assert ": " in line
 
 
 @pytest.mark.parametrize(("name", "cluster", "objs"), ALL, ids=IDS)
