@@ -165,6 +165,8 @@ def plan_changes(out: Path, files: dict[str, str], *, force: bool = False) -> li
     changes: list[Change] = []
     for path, text in sorted(files.items()):
         target = out.joinpath(*path.split("/"))
+        if target.is_dir():
+            raise UserError(f"{target} is a folder where gpu-render writes a file", hint="move it away; gpu-render never deletes folders it did not create")
         if path not in on_disk:
             changes.append(Change(path, "created"))
         elif target.is_file() and target.read_bytes() == text.encode("utf-8"):

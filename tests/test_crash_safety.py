@@ -450,3 +450,15 @@ def test_read_only_commands_recover_first(tmp_path: Path, states: dict[str, obje
         assert {k: v.encode() for k, v in seen.items()} == states["b"]
     assert not (repo / "output" / write.STAGING).exists()
     assert assert_a_or_b(repo / "output", states) == "b"
+
+
+def test_folder_in_the_way_is_refused_before_anything_is_written(tmp_path: Path, states: dict[str, object]) -> None:
+    from renderer import write
+
+    repo = make_repo(tmp_path, states["a"])  # type: ignore[arg-type]
+    target = next(p for p in states["b"] if p.startswith("base/") and p not in states["a"])  # type: ignore[attr-defined]
+    (repo / "output" / target).mkdir(parents=True)
+    before = snapshot(repo / "output")
+    proc = cli(repo, "build", "--force")
+    assert proc.returncode == 1 and "is a folder where gpu-render writes a file" in proc.stderr
+    assert snapshot(repo / "output") == before and not (repo / "output" / write.STAGING).exists()
