@@ -166,6 +166,8 @@ def _marked_problem(exc: Any, path: str, text: str) -> Problem:
     if getattr(exc, "code", "") == "tag":
         hint = "only plain YAML values are allowed: mappings, lists, strings, numbers, booleans, null"
         return _problem(path, line, col, problem, "tag", hint=hint, pointer=_pointer_at(text, line, col))
+    if getattr(exc, "code", "") == "scalar":
+        return _problem(path, line, col, problem, "syntax", hint="quote it to make it a string", pointer=_pointer_at(text, line, col))
     if getattr(exc, "code", "") == "int":
         return _problem(path, line, col, problem, "syntax", pointer=_pointer_at(text, line, col))
     hint = ""
@@ -269,12 +271,21 @@ def _constructor_class() -> Any:
     class IntError(ConstructorError):
         code = "int"
 
+    class ScalarError(ConstructorError):
+        code = "scalar"
+
     class SafeConstructor(RoundTripConstructor):
         def refuse(self, node: Any) -> None:
             raise TagError(None, None, f"YAML tag {_tag_text(node.tag)!r} is not allowed", node.start_mark)
 
         def timestamp_as_text(self, node: Any) -> str:
             return str(node.value)
+
+        def construct_yaml_float(self, node: Any) -> Any:
+            try:
+                return super().construct_yaml_float(node)
+            except ValueError:  # the resolver takes `._` for a float, the constructor does not
+                raise ScalarError(None, None, f"the value {str(node.value)!r} cannot be read as a number", node.start_mark) from None
 
         def construct_yaml_int(self, node: Any) -> Any:
             try:
@@ -283,6 +294,7 @@ def _constructor_class() -> Any:
                 raise IntError(None, None, f"integer with {len(str(node.value))} digits is too long", node.start_mark) from None
 
     SafeConstructor.add_constructor("tag:yaml.org,2002:int", SafeConstructor.construct_yaml_int)
+    SafeConstructor.add_constructor("tag:yaml.org,2002:float", SafeConstructor.construct_yaml_float)
     for tag in ("binary", "omap", "pairs", "set"):
         SafeConstructor.add_constructor(f"tag:yaml.org,2002:{tag}", SafeConstructor.refuse)
     SafeConstructor.add_constructor(None, SafeConstructor.refuse)

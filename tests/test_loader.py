@@ -178,6 +178,11 @@ def test_null_and_complex_keys() -> None:
     check("? [a, b]\n: 1\n", (1, 3), "mapping keys must be plain strings or numbers")
 
 
+def test_scalar_the_float_constructor_refuses() -> None:
+    check("x: 1\nb:\n  c: -._\n", (3, 6), "the value '-._' cannot be read as a number", "syntax")
+    assert problems("l: [1, +.__]\n")[0].pointer == "/l/1"
+
+
 def test_huge_integer() -> None:
     check("a: " + "9" * 5000 + "\n", (1, 4), "integer with 5000 digits is too long")
 

@@ -30,7 +30,8 @@ TOKENS = [
     "a", "driver", "version", "nodePools", "name", ":", ": ", "- ", "-", "\n", "  ", "    ", "\t",
     "[", "]", "{", "}", ",", "'", '"', "#", "&x ", "*x", "<<: ", "!!python/object/apply:os.system ",
     "!foo ", "!!str ", "!!binary ", "? ", "|", ">", "---", "...", "%YAML 1.1", "~", "null", "true",
-    "1.30", "0x1f", "1e400", "é", "\ufeff", "\x00", "\\", "%",
+    "1.30", "0x1f", "1e400", "é", "\ufeff", "\x00", "\\", "%", "._", "-.", "+.__", "0o", "0b", "0x",
+    ".inf", ".NaN", "1_000", "2024-01-02", "=", "<<",
 ]
 yaml_like = st.lists(st.sampled_from(TOKENS), max_size=40).map("".join)
 
