@@ -92,6 +92,16 @@ def _too_large(path: str, size: int) -> Problem:
 
 
 def _parse(text: str, path: str) -> tuple[Source | None, list[Problem]]:
+    from renderer import fastyaml
+
+    fast = fastyaml.load(text, MAX_DEPTH, MAX_STRING, MAX_NODES)
+    if fast is not None and isinstance(fast[0], dict):
+        return Source(path, fast[0], fast[1], fast[2]), []
+    return _parse_roundtrip(text, path)
+
+
+def _parse_roundtrip(text: str, path: str) -> tuple[Source | None, list[Problem]]:
+    """The careful path: ruamel.yaml round-trip, with a Problem for everything it refuses."""
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
     from ruamel.yaml.reader import ReaderError
 

@@ -1,0 +1,106 @@
+"""The loader's fast path (libyaml) must read every document it accepts exactly as the
+round-trip path (ruamel) does: same data, same positions. Anything else it must decline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from renderer import fastyaml
+from renderer.loader import MAX_DEPTH, MAX_NODES, MAX_STRING, _parse_roundtrip
+from tests.conftest import REFERENCE, ROOT
+
+
+def both(text: str) -> tuple[Any, Any]:
+    fast = fastyaml.load(text, MAX_DEPTH, MAX_STRING, MAX_NODES)
+    slow, problems = _parse_roundtrip(text, "v.yaml")
+    return fast, (slow, problems)
+
+
+def assert_same(text: str) -> bool:
+    fast, (slow, problems) = both(text)
+    if fast is None:
+        return False
+    if not isinstance(fast[0], dict):
+        return True  # not a mapping: the loader takes the careful path for its problem
+    assert slow is not None, problems
+    assert fast[0] == slow.data
+    assert fast[1] == slow.positions
+    assert fast[2] == slow.key_positions
+    return True
+
+
+def policy_files() -> list[Path]:
+    files = [ROOT / "values.yaml", *sorted((ROOT / "overlays").glob("*/values.yaml"))]
+    files += sorted((ROOT / "tests" / "cases").glob("*/values.yaml"))
+    files += sorted((ROOT / "tests" / "cases").glob("*/overlays/*/values.yaml"))
+    return files
+
+
+@pytest.mark.parametrize("path", policy_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_policy_files_take_the_fast_path_and_agree(path: Path) -> None:
+    assert assert_same(path.read_text()), f"{path} fell back to the slow path"
+
+
+def test_upstream_values_agree() -> None:
+    assert_same((REFERENCE / "gpu-operator" / "values.yaml").read_text())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: !foo 1\n",  # tag
+        "a: &x [1]\nb: *x\n",  # alias
+        "a: 0777\n",  # YAML 1.1 vs 1.2 octal
+        "a: 1_000\n",
+        "a: .inf\n",
+        "a:\n",  # empty value: ruamel places it at the next token
+        "a: 1\na: 2\n",  # duplicate
+        "<<: {a: 1}\n",  # merge key
+        "a: 1\n---\nb: 2\n",  # two documents
+        "a: [1\n",  # syntax error
+    ],
+)
+def test_declines_what_needs_the_careful_path(text: str) -> None:
+    fast, _ = both(text)
+    assert fast is None
+
+
+def test_timestamps_stay_the_text_written() -> None:
+    assert assert_same("a: 2001-01-01\nb: 2001-12-14t21:59:43.10-05:00\n")
+
+
+def test_yaml_1_1_booleans_are_strings_as_in_yaml_1_2() -> None:
+    fast = fastyaml.load("a: yes\nb: on\nc: Off\n", MAX_DEPTH, MAX_STRING, MAX_NODES)
+    assert fast is not None and fast[0] == {"a": "yes", "b": "on", "c": "Off"}
+    assert assert_same("a: yes\nb: on\nc: Off\n")
+
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**20), max_value=10**20),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
+    st.sampled_from(["yes", "no", "on", "off", "~", "null", "True", "0x1f", "1e3", "22.04", "5.15.0-1040", "-", ":", "#x", "'q'", "a: b", "- x"]),
+)
+keys = st.one_of(st.text(min_size=1, max_size=12), st.sampled_from(["on", "yes", "1", "true", "null", "nodePools", "a b"]))
+trees = st.recursive(scalars, lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(keys, children, max_size=4)), max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=st.dictionaries(keys, trees, min_size=1, max_size=5), flow=st.booleans(), width=st.sampled_from([20, 80, 1000]))
+def test_fast_path_agrees_on_generated_documents(tree: dict[str, Any], flow: bool, width: int) -> None:
+    text = yaml.safe_dump(tree, default_flow_style=flow, width=width, allow_unicode=True)
+    assert_same(text)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(text=st.text(alphabet=st.sampled_from(list("ab: -[]{},'\"#&*!|>\n  01.~") ), max_size=40))
+def test_fast_path_agrees_on_arbitrary_text(text: str) -> None:
+    assert_same(text)
