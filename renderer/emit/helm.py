@@ -85,7 +85,36 @@ def templates_for(model: Model) -> tuple[dict[str, Any], list[helm_ir.Template]]
     templates = helm_ir.analyse_all(COMPONENTS, values, model.cluster, load_schema())
     for tpl in templates:
         _keep_crds(tpl)
+    generated = {k: v for tpl in templates for k, v in tpl.generated.items()}
+    if generated:
+        values["generated"] = dict(sorted(generated.items()))
     return values, templates
+
+
+def generated_for(templates: list[helm_ir.Template], model: Model) -> dict[str, str]:
+    """The computed values (digests) of ``model``'s own render, keyed as the templates expect."""
+    from renderer.render import objects
+
+    real = {f"{o['kind']}/{o['metadata']['name']}": o for objs in objects(model).values() for o in objs}
+    out: dict[str, str] = {}
+    for tpl in templates:
+        for key, oid, path in tpl.derived:
+            found = helm_ir.tget(real.get(oid, helm_ir.MISSING), path) if oid in real else helm_ir.MISSING
+            if found is not helm_ir.MISSING:
+                out[key] = str(found)
+    return dict(sorted(out.items()))
+
+
+def mask_generated(objs: list[Obj], templates: list[helm_ir.Template]) -> list[Obj]:
+    """Objects with every computed leaf blanked (to compare renders whose digests differ)."""
+    out = copy.deepcopy(objs)
+    where = {(oid, path) for tpl in templates for _, oid, path in tpl.derived}
+    for obj in out:
+        oid = f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
+        for wid, path in where:
+            if wid == oid:
+                helm_ir.blank(obj, path)
+    return out
 
 
 def emit(p: Plan) -> dict[str, str]:
@@ -134,6 +163,9 @@ def cluster_values(p: Plan, base_values: dict[str, Any], templates: list[helm_ir
     skipped: dict[str, str] = {}
     for name, model in sorted(p.clusters.items()):
         values = chart_values(model)
+        generated = generated_for(templates, model)
+        if generated:
+            values["generated"] = generated
         want = normalise(static_objects(model))
         got = normalise(helm_ir.render_templates(templates, values))
         if got != want:
@@ -169,6 +201,11 @@ def chart_schema() -> dict[str, Any]:
     schema = copy.deepcopy(load_schema())
     schema.pop("$id", None)
     schema["title"] = f"{CHART} chart values"
+    schema.setdefault("properties", {})["generated"] = {
+        "type": "object",
+        "description": "Computed by gpu-render from the rendered objects (configuration digests); rebuild instead of setting them.",
+        "additionalProperties": {"type": "string"},
+    }
     driver = schema.get("properties", {}).get("driver")
     if isinstance(driver, dict) and isinstance(driver.get("properties"), dict):
         pool = copy.deepcopy(driver)

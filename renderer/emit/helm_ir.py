@@ -40,6 +40,9 @@ from renderer.emit.helm_values import REMOVE, Path, assign, get, model_of
 SCALAR = "zzgrs{:05d}x"
 BLOCK = "zzgrb{:05d}x"
 SENTINEL = re.compile(r"zzgr[sb]\d{5}x")
+HASHLIKE = re.compile(r"[0-9a-f]{8,}|[0-9]{6,}")
+Elem = str | tuple[str, str]
+TPath = tuple[Elem, ...]
 MAX_PRODUCT = 64
 
 
@@ -74,6 +77,13 @@ class Splice:
 
     path: Path
     is_map: bool = False
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A value gpu-render computes from the rendered objects (a config digest): ``generated.<key>``."""
+
+    key: str
 
 
 @dataclass(frozen=True)
@@ -118,6 +128,9 @@ class Template:
     objects: dict[str, Any]
     fixed: set[Path] = field(default_factory=set)
     knobs: set[Path] = field(default_factory=set)
+    derived: list[tuple[str, str, TPath]] = field(default_factory=list)
+    """(generated key, object Kind/name, path in the object) of every computed value."""
+    generated: dict[str, str] = field(default_factory=dict)
 
 
 # --- knobs ---------------------------------------------------------------------------
@@ -187,14 +200,32 @@ def _empty(value: Any) -> bool:
 # --- building and comparing ----------------------------------------------------------
 
 
-def build_tree(comp: Component, values: dict[str, Any], cluster: str, seen: set[str] | None = None) -> dict[str, Obj]:
+CONTEXT = "\x00context"
+
+
+def build_tree(
+    comp: Component, values: dict[str, Any], cluster: str, seen: set[str] | None = None, context: list[Obj] | None = None
+) -> dict[str, Obj]:
+    """One component's objects as a full render gives them, keyed ``Kind/name``.
+
+    ``context`` holds other components' RBAC bindings: whether a pod mounts a token depends on
+    whether any component binds its ServiceAccount.
+    """
     from renderer.render import finish
 
     model = model_of(values, cluster, seen)
     if not comp.enabled(model):
         return {}
-    built = finish(model, {comp.name: comp.build(model)}).get(comp.name) or []
+    objs: dict[str, list[Obj]] = {comp.name: comp.build(model)}
+    if context:
+        objs[CONTEXT] = [_rebind(b, model.namespace) for b in context]
+    built = finish(model, objs).get(comp.name) or []
     return {f"{o['kind']}/{o['metadata']['name']}": o for o in built}
+
+
+def _rebind(binding: Obj, namespace: str) -> Obj:
+    subjects = [{**s, "namespace": namespace} if s.get("namespace") else s for s in binding.get("subjects") or []]
+    return {"kind": binding["kind"], "apiVersion": binding.get("apiVersion"), "metadata": dict(binding.get("metadata") or {}), "subjects": subjects}
 
 
 class Sentinels:
@@ -317,8 +348,6 @@ def _keyed(node: Any) -> dict[str, Any] | None:
     return out
 
 
-Elem = str | tuple[str, str]
-TPath = tuple[Elem, ...]
 
 
 def diff(a: Any, b: Any, path: TPath = ()) -> list[TPath]:
@@ -422,10 +451,14 @@ class Analysis:
         self.structural = [k for k in self.knobs if k.kind in ("bool", "enum", "pool")]
         self.seen: set[str] = set()
         """Top-level sections read by the builds of the component being analysed."""
+        self.context = _bindings(values, cluster)
+        self.derived_at: list[tuple[int, TPath]] = []
+        self.derived: list[tuple[str, str, TPath]] = []
+        self.generated: dict[str, str] = {}
 
     def tree(self, comp: Component, values: dict[str, Any]) -> dict[str, Obj] | None:
         try:
-            return build_tree(comp, values, self.cluster, self.seen)
+            return build_tree(comp, values, self.cluster, self.seen, self.context.get(comp.name))
         except Exception:  # a builder fed placeholders may fail: that knob is not transparent
             return None
 
@@ -461,6 +494,7 @@ class Analysis:
 
     def analyse(self, comp: Component) -> Template | None:
         self.seen = set()
+        self.derived_at, self.derived, self.generated = [], [], {}
         enabling = self.enabling(comp)
         if enabling is None:
             return None
@@ -469,11 +503,15 @@ class Analysis:
             values = assign(values, path, value)
         real = self.tree(comp, values)
         assert real is not None
+        self.derived_at = self._find_derived(comp, values, real)
         good, bad = self._split(comp, values, real)
         sent = Sentinels()
         base_values = values
         for knob in good:
             base_values = assign(base_values, knob.path, sent.make(knob, get(values, knob.path)))
+        real_ids = list(real)
+        self.derived = [(self._key(comp, real_ids[i], p), real_ids[i], p) for i, p in self.derived_at]
+        self.generated = {key: str(tget(real[oid], p)) for key, oid, p in self.derived}
         structural = list(self.structural)
         fixed: set[Path] = set()
         for knob in bad:
@@ -481,9 +519,44 @@ class Analysis:
                 structural.append(Knob(knob.path, "set", (False, True)))
             else:
                 fixed.add(knob.path)
-        base = self.tree(comp, base_values)
+        base = self.mask(self.tree(comp, base_values))
         assert base is not None
-        return self._variants(comp, values, base_values, base, structural, sent, fixed, good)
+        tpl = self._variants(comp, values, base_values, base, structural, sent, fixed, good)
+        tpl.derived = self.derived
+        tpl.generated = self.generated
+        return tpl
+
+    @staticmethod
+    def _key(comp: Component, oid: str, path: TPath) -> str:
+        parts = [e[1] if isinstance(e, tuple) else e for e in path]
+        return "/".join([comp.name, oid, *parts])
+
+    def _find_derived(self, comp: Component, values: dict[str, Any], real: dict[str, Obj]) -> list[tuple[int, TPath]]:
+        """Hash-like string leaves (digests, checksums): computed from other fields, not set by a knob."""
+        del comp, values
+        out: list[tuple[int, TPath]] = []
+        for i, obj in enumerate(real.values()):
+            out += [(i, p) for p in _hash_leaves(obj, ())]
+        return out
+
+    def mask(self, tree: dict[str, Obj] | None) -> dict[str, Obj] | None:
+        """Computed leaves replaced by their ``Derived`` node, so digests never make variants."""
+        if not tree or not self.derived:
+            return tree
+        ids = list(tree)
+        for key, oid, p in self.derived:
+            for tid in ids if oid not in tree else [oid]:
+                parent = tget(tree[tid], p[:-1])
+                last = p[-1]
+                if isinstance(parent, dict) and isinstance(last, str) and last in parent:
+                    parent[last] = Derived(key)
+                elif isinstance(parent, list) and isinstance(last, tuple):
+                    for j, item in enumerate(parent):
+                        if _name(item) == last[1]:
+                            parent[j] = Derived(key)
+                if oid in tree:
+                    break
+        return tree
 
     def _split(self, comp: Component, values: dict[str, Any], real: dict[str, Obj]) -> tuple[list[Knob], list[Knob]]:
         """Transparent knobs that reproduce ``real`` when put back, and the rest (by bisection)."""
@@ -494,7 +567,13 @@ class Analysis:
             for knob in group:
                 vals = assign(vals, knob.path, sent.make(knob, get(values, knob.path)))
             tree = self.tree(comp, vals)
-            return tree is not None and sent.back(list(tree.values())) == list(real.values())
+            if tree is None:
+                return False
+            back = sent.back(list(tree.values()))
+            want = list(real.values())
+            if self.derived_at and len(back) == len(want):
+                back, want = _blank(back, self.derived_at), _blank(want, self.derived_at)
+            return bool(back == want)
 
         bad: list[Knob] = []
 
@@ -590,7 +669,7 @@ class Analysis:
         off: list[Any] = []
         per_alt: list[tuple[Any, dict[str, Obj], list[TPath]]] = []
         for label, setting in alts:
-            tree = self.tree(comp, self._set(base_values, knob, setting))
+            tree = self.mask(self.tree(comp, self._set(base_values, knob, setting)))
             if tree is None:
                 continue
             if not tree:
@@ -645,9 +724,14 @@ class Analysis:
         objects: dict[str, Any],
     ) -> None:
         paths = _top_paths([p for k in group for p in touched[k]])
-        combos = list(itertools.product(*(on_values[k] for k in group)))
-        if len(combos) > MAX_PRODUCT:
-            combos = combos[:1] + [
+        size = 1
+        for k in group:
+            size *= len(on_values[k])
+        combos: list[tuple[tuple[Any, Any], ...]] = []
+        if size <= MAX_PRODUCT:
+            combos = list(itertools.product(*(on_values[k] for k in group)))
+        else:  # too many together: each knob varied alone (independence assumed)
+            combos = [tuple(on_values[k][0] for k in group)] + [
                 tuple(on_values[k][0] if j != i else alt for j, k in enumerate(group))
                 for i, key in enumerate(group)
                 for alt in on_values[key][1:]
@@ -660,7 +744,7 @@ class Analysis:
                 knob = knob_of[path]
                 vals = self._set(vals, knob, setting)
                 atoms.append(Atom(path, "eq", label) if knob.kind == "enum" else Atom(path, "is", bool(label)))
-            tree = self.tree(comp, vals)
+            tree = self.mask(self.tree(comp, vals))
             if tree:
                 results.append((tuple(atoms), tree))
         for tpath in paths:
@@ -681,6 +765,53 @@ class Analysis:
             if len(cases) > 1:
                 ref = next((t for _, t in results if tget(t, tpath) is not MISSING), base)
                 tset(objects, tpath, Variant(cases), ref)
+
+
+def _hash_leaves(node: Any, path: TPath) -> list[TPath]:
+    if isinstance(node, dict):
+        return [p for k, v in node.items() if isinstance(k, str) for p in _hash_leaves(v, (*path, k))]
+    keyed = _keyed(node)
+    if keyed is not None:
+        return [p for name, v in keyed.items() for p in _hash_leaves(v, (*path, ("@", name)))]
+    if isinstance(node, str) and HASHLIKE.fullmatch(node):
+        return [path]
+    return []
+
+
+def _bindings(values: dict[str, Any], cluster: str) -> dict[str, list[Obj]]:
+    """Per component, the RoleBindings/ClusterRoleBindings the other components render."""
+    from renderer.render import objects
+
+    found = objects(model_of(values, cluster))
+    out: dict[str, list[Obj]] = {}
+    for name in found:
+        out[name] = [
+            copy.deepcopy(o)
+            for other, objs in found.items()
+            if other != name
+            for o in objs
+            if o.get("kind") in ("RoleBinding", "ClusterRoleBinding")
+        ]
+    return out
+
+
+def blank(obj: Any, p: TPath) -> None:
+    """Set the leaf at ``p`` to None, in place, when it exists."""
+    parent = tget(obj, p[:-1])
+    if isinstance(parent, dict) and isinstance(p[-1], str) and p[-1] in parent:
+        parent[p[-1]] = None
+    elif isinstance(parent, list) and isinstance(p[-1], tuple):
+        for j, item in enumerate(parent):
+            if _name(item) == p[-1][1]:
+                parent[j] = None
+
+
+def _blank(objs: list[Obj], at: list[tuple[int, TPath]]) -> list[Obj]:
+    """A copy with the computed leaves set to None."""
+    out = copy.deepcopy(objs)
+    for i, p in at:
+        blank(out[i], p)
+    return out
 
 
 def _value_like(base: dict[str, Obj], current: Any, per_alt: list[tuple[Any, dict[str, Obj], list[TPath]]]) -> set[TPath]:
@@ -805,6 +936,8 @@ def evaluate(node: Any, values: dict[str, Any]) -> Any:
         return MISSING if last is MISSING else evaluate(last, values)
     if isinstance(node, Ref):
         return copy.deepcopy(get(values, node.path))
+    if isinstance(node, Derived):
+        return (values.get("generated") or {}).get(node.key)
     if isinstance(node, Interp):
         return "".join(p if isinstance(p, str) else str(get(values, p.path)) for p in node.parts)
     if isinstance(node, dict):

@@ -19,6 +19,7 @@ from renderer.emit.helm_ir import (
     Atom,
     Block,
     Cond,
+    Derived,
     Interp,
     MergeBlock,
     Ref,
@@ -107,6 +108,8 @@ def _interp_json(node: Interp) -> str:
 
 
 def _scalar(node: Any) -> str | None:
+    if isinstance(node, Derived):
+        return "{{ index .Values.generated " + json.dumps(node.key) + " | quote }}"
     if isinstance(node, Ref):
         return "{{ " + values_expr(node.path) + (" | quote }}" if node.quote else " }}")
     if isinstance(node, Interp):
