@@ -639,11 +639,10 @@ class Analysis:
         for cond in gate_atoms:
             gate = list(_and(tuple(gate) or ((),), cond))
         objects: dict[str, Any] = copy.deepcopy(base)
-        for tpath, kpath in refs.items():
-            if isinstance(tget(objects, tpath[:-1]), (dict, list)) and tget(objects, tpath) == tget(base, tpath):
-                tset(objects, tpath, Ref(kpath, True), base)
         for group in _groups(touched):
             self._apply_group(comp, group, touched, on_values, knob_of, base_values, base, objects)
+        for tpath, kpath in refs.items():  # also inside the variants just made
+            _put_ref(objects, tpath, Ref(kpath, True), tget(base, tpath))
         converted = {name: _convert(node, sent) for name, node in objects.items()}
         return Template(comp.name, tuple(gate), converted, fixed, {k.path for k in good} | set(touched))
 
@@ -728,9 +727,10 @@ class Analysis:
         for k in group:
             size *= len(on_values[k])
         combos: list[tuple[tuple[Any, Any], ...]] = []
-        if size <= MAX_PRODUCT:
+        alone = size > MAX_PRODUCT  # too many together: each knob varied alone (independence assumed)
+        if not alone:
             combos = list(itertools.product(*(on_values[k] for k in group)))
-        else:  # too many together: each knob varied alone (independence assumed)
+        else:
             combos = [tuple(on_values[k][0] for k in group)] + [
                 tuple(on_values[k][0] if j != i else alt for j, k in enumerate(group))
                 for i, key in enumerate(group)
@@ -740,9 +740,11 @@ class Analysis:
         for combo in combos:
             vals = base_values
             atoms: list[Atom] = []
-            for path, (label, setting) in zip(group, combo, strict=True):
+            for path, (label, setting), first in zip(group, combo, (on_values[k][0] for k in group), strict=True):
                 knob = knob_of[path]
                 vals = self._set(vals, knob, setting)
+                if alone and (label, setting) == first:
+                    continue
                 atoms.append(Atom(path, "eq", label) if knob.kind == "enum" else Atom(path, "is", bool(label)))
             tree = self.mask(self.tree(comp, vals))
             if tree:
@@ -765,6 +767,45 @@ class Analysis:
             if len(cases) > 1:
                 ref = next((t for _, t in results if tget(t, tpath) is not MISSING), base)
                 tset(objects, tpath, Variant(cases), ref)
+
+
+def _put_ref(node: Any, path: TPath, ref: Ref, expect: Any) -> None:
+    """Put ``ref`` at ``path`` where the node still holds ``expect``, through every variant case."""
+    if isinstance(node, Variant):
+        for _, case in node.cases:
+            if case is not MISSING:
+                _put_ref(case, path, ref, expect)
+        return
+    if not path:
+        return
+    elem = path[0]
+    if isinstance(elem, tuple):
+        _put_ref_item(node, path, ref, expect)
+        return
+    if not isinstance(node, dict) or elem not in node:
+        return
+    if len(path) == 1:
+        child = node[elem]
+        if isinstance(child, Variant):
+            for j, (cond, case) in enumerate(child.cases):
+                if case == expect:
+                    child.cases[j] = (cond, ref)
+        elif child == expect:
+            node[elem] = ref
+        return
+    _put_ref(node[elem], path[1:], ref, expect)
+
+
+def _put_ref_item(node: Any, path: TPath, ref: Ref, expect: Any) -> None:
+    if not isinstance(node, list):
+        return
+    for i, item in enumerate(node):
+        if _name(item) == path[0][1]:
+            if len(path) == 1:
+                if item == expect:
+                    node[i] = ref
+            else:
+                _put_ref(item, path[1:], ref, expect)
 
 
 def _hash_leaves(node: Any, path: TPath) -> list[TPath]:
