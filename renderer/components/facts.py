@@ -6,12 +6,12 @@ copies so no builder can change what another one sees.
 
 from __future__ import annotations
 
-import copy
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from renderer import yamlio
+from renderer.jsondata import clone
 
 NFD_CRDS = "nfd-api-crds.yaml"
 MIG_PARTED_CONFIG = "default-mig-parted-config.yaml"
@@ -26,7 +26,7 @@ def _documents(name: str) -> tuple[Any, ...]:
 
 def documents(name: str) -> list[dict[str, Any]]:
     """Every YAML document of the data file ``name``, as fresh copies."""
-    return [copy.deepcopy(doc) for doc in _documents(name)]
+    return [clone(doc) for doc in _documents(name)]
 
 
 def configmap_data(name: str) -> dict[str, str]:

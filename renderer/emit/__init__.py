@@ -18,6 +18,6 @@ def emit_all(p: Plan) -> dict[str, str]:
     files.update(base.emit_objects(base_objs))
     files.update(kustomize.emit(base_objs, cluster_objs, user))
     files.update(argocd.emit(p.base, base_objs, p.clusters, cluster_objs))
-    files.update(helm.emit(p))
+    files.update(helm.emit(p, base_objs, cluster_objs))
     files.update(lock.emit(p, files))
     return files
