@@ -168,6 +168,7 @@ def cluster_values(
     """values-<cluster>.yaml for every cluster whose render the chart reproduces exactly."""
     out: dict[str, str] = {}
     skipped: dict[str, str] = {}
+    memo = helm_ir.EvalMemo()
     for name, model in sorted(p.clusters.items()):
         values = chart_values(model)
         static = static_objects(model, (cluster_objs or {}).get(name))
@@ -175,7 +176,7 @@ def cluster_values(
         if generated:
             values["generated"] = generated
         want = normalise(static)
-        got = normalise(helm_ir.render_templates(templates, values))
+        got = normalise(helm_ir.render_templates(templates, values, memo))
         if got != want:
             differ = sorted({k[1] + "/" + k[3] for k in set(got) ^ set(want)} | {k[1] + "/" + k[3] for k in set(got) & set(want) if got[k] != want[k]})
             skipped[name] = ", ".join(differ[:5])

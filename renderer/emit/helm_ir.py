@@ -961,7 +961,7 @@ def holds(cond: Cond, values: dict[str, Any]) -> bool:
 
 
 def _atom(atom: Atom, values: dict[str, Any]) -> bool:
-    found = get(values, atom.path)
+    found = _read(values, atom.path)
     if atom.op == "is":
         return (not _empty(found) and found is not False) == bool(atom.value)
     return bool(found == atom.value)
@@ -976,11 +976,11 @@ def evaluate(node: Any, values: dict[str, Any]) -> Any:
         last = node.cases[-1][1]
         return MISSING if last is MISSING else evaluate(last, values)
     if isinstance(node, Ref):
-        return copy.deepcopy(get(values, node.path))
+        return copy.deepcopy(_read(values, node.path))
     if isinstance(node, Derived):
-        return (values.get("generated") or {}).get(node.key)
+        return _read_generated(values, node.key)
     if isinstance(node, Interp):
-        return "".join(p if isinstance(p, str) else str(get(values, p.path)) for p in node.parts)
+        return "".join(p if isinstance(p, str) else str(_read(values, p.path)) for p in node.parts)
     if isinstance(node, dict):
         return _evaluate_map(node, values)
     if isinstance(node, list):
@@ -992,17 +992,17 @@ def _evaluate_map(node: dict[Any, Any], values: dict[str, Any]) -> dict[str, Any
     out: dict[str, Any] = {}
     for key, val in node.items():
         if isinstance(key, Splice):
-            out.update(copy.deepcopy(get(values, key.path) or {}))
+            out.update(copy.deepcopy(_read(values, key.path) or {}))
             continue
         if isinstance(val, Block):
-            found = get(values, val.path)
+            found = _read(values, val.path)
             if not _empty(found):
                 out[key] = copy.deepcopy(found)
             continue
         if isinstance(val, MergeBlock):
             union: dict[str, Any] = {}
             for path in val.paths:
-                union.update(copy.deepcopy(get(values, path) or {}))
+                union.update(copy.deepcopy(_read(values, path) or {}))
             if union:
                 out[key] = union
             continue
@@ -1029,7 +1029,7 @@ def _evaluate_list(node: list[Any], values: dict[str, Any]) -> list[Any]:
     items: list[Any] = []
     for item in node:
         if isinstance(item, Splice):
-            found = get(values, item.path)
+            found = _read(values, item.path)
             if isinstance(found, list):
                 items.extend(copy.deepcopy(found))
             elif found:
@@ -1041,16 +1041,105 @@ def _evaluate_list(node: list[Any], values: dict[str, Any]) -> list[Any]:
     return items
 
 
-def render_templates(templates: list[Template], values: dict[str, Any]) -> list[Obj]:
-    """Every object the chart gives for ``values`` (Python stand-in for ``helm template``)."""
+# --- evaluation memo ----------------------------------------------------------------
+#
+# A template's evaluation is a pure function of what it reads from the values (every read
+# goes through _read/_read_generated). So a fleet memoises each template's result in a
+# decision tree: a node names the next read, its children are keyed by what that read gave
+# (a JSON fingerprint), a leaf holds the objects. A cluster walks the tree doing only the
+# reads; a miss evaluates for real, recording its reads, and adds its branch. Clusters
+# that agree on every value a template reads share its result; nothing else is assumed.
+
+_READS: list[tuple[Any, str]] | None = None
+
+
+def _fingerprint(value: Any) -> str:
+    # repr keeps key order and tells True from 1 and 1.0 from 1: equal fingerprints, equal data
+    return repr(value)
+
+
+def _read(values: dict[str, Any], path: Path) -> Any:
+    found = get(values, path)
+    if _READS is not None:
+        _READS.append((path, _fingerprint(found)))
+    return found
+
+
+def _read_generated(values: dict[str, Any], key: str) -> Any:
+    found = (values.get("generated") or {}).get(key)
+    if _READS is not None:
+        _READS.append((("generated", key, "#derived"), _fingerprint(found)))
+    return found
+
+
+def _do_read(values: dict[str, Any], path: Any) -> str:
+    if path[-1:] == ("#derived",):
+        return _fingerprint((values.get("generated") or {}).get(path[1]))
+    return _fingerprint(get(values, path))
+
+
+@dataclass
+class _MemoNode:
+    path: Any = None  # the next read; None at a leaf
+    children: dict[str, _MemoNode] = field(default_factory=dict)
+    result: list[Obj] = field(default_factory=list)
+
+
+class EvalMemo:
+    """Memoised template results across many values (one fleet): see the comment above."""
+
+    def __init__(self) -> None:
+        self.roots: dict[int, _MemoNode] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def objects(self, tpl: Template, values: dict[str, Any]) -> list[Obj]:
+        node = self.roots.get(id(tpl))
+        while node is not None and node.path is not None:
+            node = node.children.get(_do_read(values, node.path))
+        if node is not None:
+            self.hits += 1
+            return node.result
+        self.misses += 1
+        global _READS
+        saved, _READS = _READS, []
+        try:
+            result = _template_objects(tpl, values)
+            reads = _READS
+        finally:
+            _READS = saved
+        self._insert(tpl, reads, result)
+        return result
+
+    def _insert(self, tpl: Template, reads: list[tuple[Any, str]], result: list[Obj]) -> None:
+        node = self.roots.setdefault(id(tpl), _MemoNode())
+        for path, fp in reads:
+            if node.path is None and not node.children:
+                node.path = path
+            assert node.path == path, "template evaluation is not a function of its reads"
+            node = node.children.setdefault(fp, _MemoNode())
+        node.result = result
+
+
+def _template_objects(tpl: Template, values: dict[str, Any]) -> list[Obj]:
+    out: list[Obj] = []
+    if not holds(tpl.gate or ((),), values):
+        return out
+    for node in tpl.objects.values():
+        got = evaluate(node, values)
+        if got is not MISSING:
+            out.append(got)
+    return out
+
+
+def render_templates(templates: list[Template], values: dict[str, Any], memo: EvalMemo | None = None) -> list[Obj]:
+    """Every object the chart gives for ``values`` (Python stand-in for ``helm template``).
+
+    With ``memo``, results are shared with earlier calls that read the same values: treat
+    the returned objects as read-only."""
     out: list[Obj] = []
     for tpl in templates:
-        if not holds(tpl.gate or ((),), values):
-            continue
-        for node in tpl.objects.values():
-            got = evaluate(node, values)
-            if got is not MISSING:
-                out.append(got)
+        out += memo.objects(tpl, values) if memo is not None else _template_objects(tpl, values)
     return out
 
 
