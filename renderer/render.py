@@ -6,6 +6,8 @@ self-check parses every emitted YAML file back and compares it with what was mea
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from renderer.components import COMPONENTS
 from renderer.components.common import Obj
 from renderer.inputs import Inputs
@@ -42,11 +44,11 @@ def render(inputs: Inputs) -> dict[str, str]:
     return render_plan(p)
 
 
-def render_plan(p: Plan) -> dict[str, str]:
+def render_plan(p: Plan, progress: Callable[[str], None] | None = None) -> dict[str, str]:
     from renderer.emit import emit_all
 
     assert p.base is not None
-    files = emit_all(p)
+    files = emit_all(p, progress)
     self_check(files)
     return dict(sorted(files.items()))
 

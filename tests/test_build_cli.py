@@ -67,3 +67,41 @@ def test_version(run_cli) -> None:  # type: ignore[no-untyped-def]
     result = run_cli("--version")
     assert result.exit_code == 0
     assert "imitates GPU Operator v26.7" in result.stdout
+
+
+def _build_stderr(repo: Path, tty: bool) -> str:
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "renderer", "build", "--out", "out-tty" if tty else "out-pipe"]
+    if not tty:
+        return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, check=True).stderr
+    master, slave = os.openpty()
+    try:
+        proc = subprocess.Popen(argv, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=slave)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        assert proc.wait() == 0
+    finally:
+        os.close(master)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_progress_bar_only_on_a_terminal(repo: Path) -> None:
+    for name in ("a", "b", "c"):
+        (repo / "overlays" / name).mkdir(parents=True)
+        (repo / "overlays" / name / "values.yaml").write_text("mig:\n  strategy: mixed\n")
+    assert "rendering clusters" in _build_stderr(repo, tty=True)
+    assert "rendering clusters" not in _build_stderr(repo, tty=False)

@@ -127,3 +127,11 @@ def test_workflows_validate_against_github_schema(tmp_path: Path) -> None:
         text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_reference_doc_is_current(run_cli) -> None:  # type: ignore[no-untyped-def]
+    """docs/reference.md is generated from the schema: regenerate it with
+    `gpu-render schema --format markdown > docs/reference.md`."""
+    result = run_cli("schema", "--format", "markdown")
+    assert (ROOT / "docs" / "reference.md").read_text() == result.stdout
+    assert "| `driver.upgradePolicy.drain.enable` |" in result.stdout

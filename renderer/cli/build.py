@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -38,7 +39,6 @@ def execute_build(opts: BuildOptions) -> int:
     from renderer.inputs import read_inputs
     from renderer.pipeline import plan
     from renderer.problems import UserError
-    from renderer.render import render_plan
     from renderer.write import open_output, plan_changes, write_tree
 
     p = plan(read_inputs(opts.values, opts.overlays))
@@ -47,7 +47,7 @@ def execute_build(opts: BuildOptions) -> int:
         return EXIT_PROBLEMS
     if p.warnings and opts.fmt == "text" and not opts.quiet:
         print_problems(p.warnings)
-    files = render_plan(p)
+    files = _render_with_progress(p, opts)
     if opts.check:
         try:
             with open_output(opts.out):  # finishes an interrupted build before comparing
@@ -61,6 +61,19 @@ def execute_build(opts: BuildOptions) -> int:
     changes = write_tree(opts.out, files, dry_run=opts.dry_run, force=opts.force)
     _report(changes, opts)
     return EXIT_OK
+
+
+def _render_with_progress(p: Any, opts: BuildOptions) -> dict[str, str]:
+    """A progress bar on stderr for fleet builds, only when stderr is a terminal."""
+    import sys
+
+    from renderer.render import render_plan
+
+    clusters = len(p.clusters)
+    if opts.quiet or opts.fmt == "json" or clusters < 2 or not sys.stderr.isatty():
+        return render_plan(p)
+    with click.progressbar(length=clusters, label="rendering clusters", file=sys.stderr) as bar:
+        return render_plan(p, lambda _name: bar.update(1))
 
 
 def _report(changes: list, opts: BuildOptions, check: bool = False) -> None:  # type: ignore[type-arg]

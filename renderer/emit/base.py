@@ -46,3 +46,13 @@ def emit_objects(objs: dict[str, list[Obj]]) -> dict[str, str]:
     resources = sorted(p[len(ROOT) + 1 :] for p in files)
     files[f"{ROOT}/kustomization.yaml"] = yamlio.dump_file([kustomization(resources)])
     return files
+
+
+def verify(files: dict[str, str], objs: dict[str, list[Obj]]) -> None:
+    """Black's habit: every base file parses back to exactly the object it was written from."""
+    from renderer.render import SelfCheckError
+
+    for path, obj in layout(objs).items():
+        back = yamlio.load_all(files[f"{ROOT}/{path}"])
+        if back != [obj]:
+            raise SelfCheckError(f"{ROOT}/{path} does not parse back to the object it was written from")
