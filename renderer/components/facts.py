@@ -6,12 +6,12 @@ copies so no builder can change what another one sees.
 
 from __future__ import annotations
 
-import pickle
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from renderer import yamlio
+from renderer.jsondata import clone
 
 NFD_CRDS = "nfd-api-crds.yaml"
 MIG_PARTED_CONFIG = "default-mig-parted-config.yaml"
@@ -19,16 +19,14 @@ VGPU_DEVICES_CONFIG = "default-vgpu-devices-config.yaml"
 
 
 @cache
-def _documents(name: str) -> bytes:
+def _documents(name: str) -> tuple[Any, ...]:
     text = resources.files("renderer.data").joinpath(name).read_text(encoding="utf-8")
-    # kept pickled: unpickling is the fastest way to hand out a fresh deep copy
-    return pickle.dumps(yamlio.load_all(text), protocol=pickle.HIGHEST_PROTOCOL)
+    return tuple(yamlio.load_all(text))
 
 
 def documents(name: str) -> list[dict[str, Any]]:
     """Every YAML document of the data file ``name``, as fresh copies."""
-    docs: list[dict[str, Any]] = pickle.loads(_documents(name))
-    return docs
+    return [clone(doc) for doc in _documents(name)]
 
 
 def configmap_data(name: str) -> dict[str, str]:

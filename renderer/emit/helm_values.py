@@ -16,6 +16,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from renderer.jsondata import clone
 from renderer.model import Model, Pool
 
 Path = tuple[str, ...]
@@ -24,15 +25,20 @@ NOT_CHART_VALUES = ("gitops",)
 """Policy keys that reach no object (Argo CD settings): not values of the chart."""
 
 
+def _copy(data: Any) -> Any:
+    # plain data: the fast JSON-data copy; tracked values (analysis) keep their __deepcopy__
+    return clone(data) if type(data) is dict else copy.deepcopy(data)
+
+
 def chart_values(model: Model) -> dict[str, Any]:
-    values = copy.deepcopy(model.values)
+    values: dict[str, Any] = _copy(model.values)
     for key in NOT_CHART_VALUES:
         values.pop(key, None)
     driver = values.setdefault("driver", {})
     driver.pop("pools", None)
     pools: dict[str, Any] = {}
     for pool in model.pools:
-        settings = copy.deepcopy(pool.driver)
+        settings = _copy(pool.driver)
         settings.pop("pools", None)
         pools[pool.name] = settings
     driver["pools"] = pools
