@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from renderer.jsondata import clone
 from renderer.model import Model
 
 Obj = dict[str, Any]
@@ -197,7 +198,7 @@ def daemonset(
             pod_labels[k] = str(v)
     annotations = dict(common.get("annotations") or {})
     annotations.update(pod_annotations or {})
-    spec = copy.deepcopy(pod_spec)
+    spec = clone(pod_spec)  # JSON data: clone is several times faster than deepcopy
     spec.setdefault("affinity", deploy_affinity(operand))
     if common.get("priorityClassName"):
         spec["priorityClassName"] = common["priorityClassName"]
