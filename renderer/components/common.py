@@ -16,6 +16,11 @@ Obj = dict[str, Any]
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-render"}
 VALIDATIONS_DIR = "/run/nvidia/validations"
 PAUSED = "paused-for-driver-upgrade"
+PRE_INSTALLED = "pre-installed"
+DEFAULT_DRIVER_INSTALL_DIR = "/run/nvidia/driver"
+VALIDATION_SECURITY: Obj = {"privileged": True, "runAsUser": 0, "seLinuxOptions": {"level": "s0"}}
+VERSION_LABELS = ("helm.sh/chart", "app.kubernetes.io/version")
+"""Labels that change with every release: kept off pod templates that must not restart for them."""
 
 
 def image_ref(section: dict[str, Any], default_version: str = "") -> str:
@@ -151,7 +156,7 @@ def validator_image(model: Model) -> str:
 def toolkit_validation_init(model: Model) -> Obj:
     """Init container that waits for the toolkit-ready marker written by the validator."""
     v = model.section("validator")
-    return {
+    out: Obj = {
         "name": "toolkit-validation",
         "image": validator_image(model),
         "imagePullPolicy": v.get("imagePullPolicy", "IfNotPresent"),
@@ -159,9 +164,122 @@ def toolkit_validation_init(model: Model) -> Obj:
         "args": [
             f"until [ -f {VALIDATIONS_DIR}/toolkit-ready ]; do echo waiting for nvidia container stack to be setup; sleep 5; done"
         ],
-        "securityContext": {"privileged": True},
+        "securityContext": {"privileged": True, "runAsUser": 0},
         "volumeMounts": [mount("run-nvidia-validations", VALIDATIONS_DIR, propagation="HostToContainer")],
     }
+    if v.get("resources"):
+        out["resources"] = resources(v)
+    return out
+
+
+def host_root(model: Model) -> str:
+    """``hostPaths.rootFS``: where the host's root filesystem is (``/`` unless a sandbox moves it)."""
+    return str(model.section("hostPaths").get("rootFS") or "/")
+
+
+def driver_install_dir(model: Model) -> str:
+    """``hostPaths.driverInstallDir``: where the containerized driver exposes its root."""
+    return str(model.section("hostPaths").get("driverInstallDir") or DEFAULT_DRIVER_INSTALL_DIR)
+
+
+def host_root_volumes(model: Model) -> list[Obj]:
+    """``host-root`` and ``host-dev-char`` volumes, following ``hostPaths.rootFS``."""
+    root = host_root(model)
+    return [
+        host_path("host-root", root),
+        host_path("host-dev-char", "/dev/char" if root == "/" else f"{root.rstrip('/')}/dev/char"),
+    ]
+
+
+def driver_validation_init(model: Model) -> Obj:
+    """``nvidia-validator`` for the driver: waits for a working driver and writes ``driver-ready``.
+
+    Used by the toolkit and the validator DaemonSets. ``hostPaths.driverInstallDir`` is passed
+    on the way the operator's transform does (env + mount path).
+    """
+    v = model.section("validator")
+    install_dir = driver_install_dir(model)
+    pairs: list[tuple[str, str]] = [("WITH_WAIT", "true"), ("COMPONENT", "driver")]
+    if install_dir != DEFAULT_DRIVER_INSTALL_DIR:
+        pairs += [("DRIVER_INSTALL_DIR", install_dir), ("DRIVER_INSTALL_DIR_CTR_PATH", install_dir)]
+    env = env_list(*pairs, extra=_section_env(v, "driver"))
+    env.insert(2, field_env("OPERATOR_NAMESPACE", "metadata.namespace"))
+    out: Obj = {
+        "name": "driver-validation",
+        "image": validator_image(model),
+        "imagePullPolicy": v.get("imagePullPolicy", "IfNotPresent"),
+        "command": ["sh", "-c"],
+        "args": ["nvidia-validator"],
+        "env": env,
+        "securityContext": VALIDATION_SECURITY,
+        "volumeMounts": [
+            mount("driver-install-dir", install_dir, propagation="HostToContainer"),
+            mount("run-nvidia-validations", VALIDATIONS_DIR, propagation="Bidirectional"),
+            mount("host-root", "/host", read_only=True, propagation="HostToContainer"),
+            mount("host-dev-char", "/host-dev-char"),
+        ],
+    }
+    if v.get("resources"):
+        out["resources"] = resources(v)
+    return copy.deepcopy(out)
+
+
+def _section_env(section: dict[str, Any], sub: str) -> list[Obj]:
+    value = (section.get(sub) or {}).get("env") or []
+    assert isinstance(value, list)
+    return value
+
+
+def field_env(name: str, field_path: str) -> Obj:
+    """An env var taken from the pod (``spec.nodeName``, ``metadata.namespace``, ...)."""
+    return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": field_path}}}
+
+
+def set_env(env: list[Obj], name: str, value: str) -> None:
+    """Set one env var in place, replacing an existing one of the same name."""
+    for i, item in enumerate(env):
+        if item.get("name") == name:
+            env[i] = {"name": name, "value": value}
+            return
+    env.append({"name": name, "value": value})
+
+
+def get_env(env: list[Obj], name: str) -> str | None:
+    for item in env:
+        if item.get("name") == name and "value" in item:
+            return str(item["value"])
+    return None
+
+
+def apply_host_root(pod: Obj, model: Model) -> None:
+    """``HOST_ROOT`` on every container when ``hostPaths.rootFS`` is not ``/`` (as the operator does)."""
+    root = host_root(model)
+    if root == "/":
+        return
+    for ctr in [*pod.get("initContainers", []), *pod.get("containers", [])]:
+        set_env(ctr.setdefault("env", []), "HOST_ROOT", root)
+
+
+def apply_container_settings(ctr: Obj, section: dict[str, Any], *, env: bool = True, args: bool = True) -> Obj:
+    """A component's ``resources``, ``args`` and ``env`` (user env wins) onto its main container."""
+    if env and section.get("env"):
+        ctr["env"] = env_list(extra=[*(ctr.get("env") or []), *section["env"]])
+    if args and section.get("args"):
+        ctr["args"] = [str(a) for a in section["args"]]
+    if section.get("resources"):
+        ctr["resources"] = resources(section)
+    return ctr
+
+
+def nri_annotations(model: Model, *containers: str) -> dict[str, str]:
+    """In NRI plugin mode, operand containers get their GPUs by CDI annotation, not a runtime class."""
+    if not model.section("cdi").get("nriPluginEnabled"):
+        return {}
+    return {f"nvidia.cdi.k8s.io/container.{c}": "management.nvidia.com/gpu=all" for c in containers}
+
+
+def config_map(name: str, model: Model, data: dict[str, str], *, lbls: dict[str, str] | None = None) -> Obj:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta(name, model, lbls=lbls), "data": dict(data)}
 
 
 def update_strategy(model: Model) -> Obj:
@@ -186,19 +304,29 @@ def daemonset(
     strategy: Obj | None = None,
     pod_annotations: dict[str, str] | None = None,
     extra_labels: dict[str, str] | None = None,
+    stable_pod_labels: bool = False,
 ) -> Obj:
-    """A DaemonSet with the common ``daemonsets.*`` settings applied."""
+    """A DaemonSet with the common ``daemonsets.*`` settings applied.
+
+    ``stable_pod_labels`` keeps release-bearing labels (``helm.sh/chart``, ...) off the pod
+    template, for DaemonSets whose pods must not restart on a mere chart bump (the driver).
+    ``hostPaths.rootFS`` is applied (``HOST_ROOT`` env) to every container.
+    """
     common = model.section("daemonsets")
     lbls = labels(name, component)
     if extra_labels:
         lbls.update(extra_labels)
     pod_labels = dict(lbls)
     for k, v in (common.get("labels") or {}).items():
-        if k not in ("app", "app.kubernetes.io/part-of"):
-            pod_labels[k] = str(v)
+        if k in ("app", "app.kubernetes.io/part-of"):
+            continue
+        if stable_pod_labels and k in VERSION_LABELS:
+            continue
+        pod_labels[k] = str(v)
     annotations = dict(common.get("annotations") or {})
     annotations.update(pod_annotations or {})
     spec = clone(pod_spec)  # JSON data: clone is several times faster than deepcopy
+    apply_host_root(spec, model)
     spec.setdefault("affinity", deploy_affinity(operand))
     if common.get("priorityClassName"):
         spec["priorityClassName"] = common["priorityClassName"]
@@ -206,9 +334,9 @@ def daemonset(
     if common.get("podSecurityContext"):
         spec["securityContext"] = copy.deepcopy(common["podSecurityContext"])
     sec = section or {}
-    pull_secrets = sec.get("imagePullSecrets") or []
-    if pull_secrets:
-        spec["imagePullSecrets"] = [{"name": s} if isinstance(s, str) else s for s in pull_secrets]
+    refs = _pull_secrets(model, sec, spec)
+    if refs:
+        spec["imagePullSecrets"] = refs
     if sec.get("hostNetwork"):
         spec["hostNetwork"] = True
         spec["dnsPolicy"] = "ClusterFirstWithHostNet"
@@ -216,7 +344,13 @@ def daemonset(
     if annotations:
         template_meta["annotations"] = {k: str(v) for k, v in annotations.items()}
     selector = {"app": name}
-    ds_meta = meta(name, model, lbls=lbls)
+    ds_labels = dict(lbls)
+    for k, v in (common.get("labels") or {}).items():
+        if k not in ("app", "app.kubernetes.io/part-of"):
+            ds_labels[k] = str(v)
+    ds_meta = meta(name, model, lbls=ds_labels)
+    if common.get("annotations"):
+        ds_meta["annotations"] = {k: str(v) for k, v in common["annotations"].items()}
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
@@ -229,12 +363,40 @@ def daemonset(
     }
 
 
+def _pull_secrets(model: Model, section: dict[str, Any], pod: Obj) -> list[Obj]:
+    """The component's pull secrets, plus the validator's when the pod runs the validator image."""
+    pull_secrets = list(section.get("imagePullSecrets") or [])
+    if _uses_validator(pod):
+        pull_secrets += model.section("validator").get("imagePullSecrets") or []
+    refs: list[Obj] = []
+    for secret in pull_secrets:
+        ref = {"name": secret} if isinstance(secret, str) else dict(secret)
+        if ref not in refs:
+            refs.append(ref)
+    return refs
+
+
+def _uses_validator(pod: Obj) -> bool:
+    """Whether a pod runs the validator image (its pull secrets then join the pod's)."""
+    names = {"driver-validation", "toolkit-validation", "cuda-validation", "plugin-validation"}
+    return any(c.get("name") in names for c in [*pod.get("initContainers", []), *pod.get("containers", [])])
+
+
+def cluster_runtime(model: Model) -> str:
+    """The one runtime the operator would detect: containerd if any GPU node uses it.
+
+    Pools name their runtime (``nodePools[].runtime``), falling back to ``cluster.containerRuntime``.
+    """
+    runtimes = [p.runtime for p in model.pools] or [str(model.values["cluster"].get("containerRuntime") or "containerd")]
+    return "containerd" if "containerd" in runtimes else runtimes[0]
+
+
 def runtime_class_name(model: Model) -> str | None:
     """The runtime class operand pods use, or None where the operator would not set one."""
     cdi = model.section("cdi")
     if cdi.get("nriPluginEnabled"):
         return None
-    if not cdi.get("enabled") and model.values["cluster"].get("containerRuntime") == "crio":
+    if not cdi.get("enabled") and cluster_runtime(model) == "crio":
         return None
     return str(model.values["cluster"].get("runtimeClass") or "nvidia")
 

@@ -1,19 +1,111 @@
-"""NVIDIA device plugin DaemonSet (advertises ``nvidia.com/gpu``), its RBAC and config."""
+"""NVIDIA device plugin DaemonSet (advertises ``nvidia.com/gpu``), its RBAC and configs.
+
+Also home of the plugin-config plumbing shared with GPU feature discovery and the MPS control
+daemon: with ``devicePlugin.config.name`` set, a ``config-manager-init`` init container and a
+``config-manager`` sidecar pick the node's config (label ``nvidia.com/device-plugin.config``,
+else ``devicePlugin.config.default``) from the ConfigMap, and SIGHUP the main process on change.
+With ``devicePlugin.config.create`` the ConfigMap itself is rendered from
+``devicePlugin.config.data`` (time-slicing or MPS sharing configs, one key per config).
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from renderer import yamlio
 from renderer.components import common as c
 from renderer.components.common import Obj
 from renderer.model import Model
 
 NAME = "nvidia-device-plugin-daemonset"
 SA = "nvidia-device-plugin"
+ENTRYPOINT_CM = "nvidia-device-plugin-entrypoint"
+CONFIG_LABEL = "nvidia.com/device-plugin.config"
+DEFAULT_MPS_ROOT = "/run/nvidia/mps"
+
+ENTRYPOINT = f"""#!/bin/sh
+# Device plugin entrypoint (gpu-render): wait for the driver validation, take over what it
+# found (driver root, host or containerized driver), then start the plugin.
+set -eu
+until [ -f {c.VALIDATIONS_DIR}/driver-ready ]; do
+  echo waiting for the driver validation to finish
+  sleep 5
+done
+set -a
+. {c.VALIDATIONS_DIR}/driver-ready
+set +a
+exec nvidia-device-plugin "$@"
+"""
+
+
+def plugin_config(model: Model) -> dict[str, Any]:
+    value = model.section("devicePlugin").get("config") or {}
+    assert isinstance(value, dict)
+    return value
+
+
+def config_name(model: Model) -> str:
+    return str(plugin_config(model).get("name") or "")
+
+
+def mps_root(model: Model) -> str:
+    return str((model.section("devicePlugin").get("mps") or {}).get("root") or DEFAULT_MPS_ROOT)
+
+
+def mig_env(model: Model) -> list[tuple[str, str]]:
+    """``MIG_STRATEGY`` and, unless it is ``none``, ``NVIDIA_MIG_MONITOR_DEVICES=all``."""
+    strategy = str(model.section("mig").get("strategy") or "single")
+    pairs = [("MIG_STRATEGY", strategy)]
+    if strategy != "none":
+        pairs.append(("NVIDIA_MIG_MONITOR_DEVICES", "all"))
+    return pairs
+
+
+def _config_manager(model: Model, *, oneshot: bool, process: str) -> Obj:
+    dp = model.section("devicePlugin")
+    cfg = plugin_config(model)
+    env = [
+        {"name": "ONESHOT", "value": "true" if oneshot else "false"},
+        {"name": "KUBECONFIG", "value": ""},
+        c.field_env("NODE_NAME", "spec.nodeName"),
+        {"name": "NODE_LABEL", "value": CONFIG_LABEL},
+        {"name": "CONFIG_FILE_SRCDIR", "value": "/available-configs"},
+        {"name": "CONFIG_FILE_DST", "value": "/config/config.yaml"},
+        {"name": "DEFAULT_CONFIG", "value": str(cfg.get("default") or "")},
+        {"name": "FALLBACK_STRATEGIES", "value": "empty"},
+        {"name": "SEND_SIGNAL", "value": "false" if oneshot else "true"},
+        {"name": "SIGNAL", "value": "" if oneshot else "1"},
+        {"name": "PROCESS_TO_SIGNAL", "value": "" if oneshot else process},
+    ]
+    ctr: Obj = {
+        "name": "config-manager-init" if oneshot else "config-manager",
+        "image": c.image_ref(dp),
+        "imagePullPolicy": dp.get("imagePullPolicy", "IfNotPresent"),
+        "command": ["config-manager"],
+        "env": env,
+        "securityContext": {"privileged": True},
+        "volumeMounts": [c.mount("available-configs", "/available-configs"), c.mount("config", "/config")],
+    }
+    return ctr
+
+
+def apply_plugin_config(model: Model, pod: Obj, main: Obj, process: str) -> None:
+    """Wire the plugin-config ConfigMap into a pod (device plugin, GFD, MPS daemon) when one is named."""
+    name = config_name(model)
+    if not name:
+        return
+    c.set_env(main.setdefault("env", []), "CONFIG_FILE", "/config/config.yaml")
+    main.setdefault("volumeMounts", []).append(c.mount("config", "/config"))
+    pod.setdefault("initContainers", []).append(_config_manager(model, oneshot=True, process=process))
+    pod["containers"].append(_config_manager(model, oneshot=False, process=process))
+    pod["volumes"] += [{"name": "available-configs", "configMap": {"name": name}}, {"name": "config", "emptyDir": {}}]
+    if not pod.get("hostPID"):
+        pod["shareProcessNamespace"] = True
 
 
 def _env(model: Model) -> list[Obj]:
     dp = model.section("devicePlugin")
     cdi = model.section("cdi").get("enabled", False)
-    strategy = str(model.section("mig").get("strategy", "single"))
     pairs: list[tuple[str, str]] = [
         ("PASS_DEVICE_SPECS", "true"),
         ("FAIL_ON_INIT_ERROR", "true"),
@@ -21,43 +113,44 @@ def _env(model: Model) -> list[Obj]:
         ("DEVICE_ID_STRATEGY", "uuid"),
         ("NVIDIA_VISIBLE_DEVICES", "all"),
         ("NVIDIA_DRIVER_CAPABILITIES", "all"),
-        ("MPS_ROOT", str(dp.get("mps", {}).get("root", "/run/nvidia/mps"))),
-        ("MIG_STRATEGY", strategy),
+        ("MPS_ROOT", mps_root(model)),
+        *mig_env(model),
     ]
-    if strategy != "none":
-        pairs.append(("NVIDIA_MIG_MONITOR_DEVICES", "all"))
+    if model.enabled("gds"):
+        pairs += [("GDS_ENABLED", "true"), ("MOFED_ENABLED", "true")]
+    if model.enabled("gdrcopy"):
+        pairs.append(("GDRCOPY_ENABLED", "true"))
     if cdi:
-        install_dir = model.section("toolkit").get("installDir", "/usr/local/nvidia")
-        pairs += [
-            ("CDI_ENABLED", "true"),
-            ("CDI_ANNOTATION_PREFIX", "cdi.k8s.io/"),
-            ("NVIDIA_CDI_HOOK_PATH", f"{install_dir}/toolkit/nvidia-cdi-hook"),
-        ]
+        pairs += [("CDI_ENABLED", "true"), ("CDI_ANNOTATION_PREFIX", "cdi.k8s.io/")]
+        if model.enabled("toolkit"):
+            install_dir = str(model.section("toolkit").get("installDir") or "/usr/local/nvidia")
+            pairs.append(("NVIDIA_CDI_HOOK_PATH", f"{install_dir}/toolkit/nvidia-cdi-hook"))
     return c.env_list(*pairs, extra=dp.get("env") or [])
 
 
 def daemonset(model: Model) -> Obj:
     dp = model.section("devicePlugin")
-    mps_root = str(dp.get("mps", {}).get("root", "/run/nvidia/mps"))
+    root = mps_root(model)
     container: Obj = {
         "name": "nvidia-device-plugin",
         "image": c.image_ref(dp),
         "imagePullPolicy": dp.get("imagePullPolicy", "IfNotPresent"),
-        "command": ["nvidia-device-plugin"],
+        "command": ["/bin/entrypoint.sh"],
         "env": _env(model),
         "securityContext": {"privileged": True},
         "volumeMounts": [
+            {"name": "nvidia-device-plugin-entrypoint", "mountPath": "/bin/entrypoint.sh", "subPath": "entrypoint.sh", "readOnly": True},
             c.mount("device-plugin", "/var/lib/kubelet/device-plugins"),
             c.mount("run-nvidia-validations", c.VALIDATIONS_DIR),
-            c.mount("driver-install-dir", "/driver-root", read_only=True, propagation="HostToContainer"),
+            c.mount("driver-install-dir", "/driver-root", propagation="HostToContainer"),
             c.mount("host-root", "/host", read_only=True, propagation="HostToContainer"),
             c.mount("cdi-root", "/var/run/cdi"),
-            c.mount("mps-root", mps_root, propagation="HostToContainer"),
             c.mount("mps-shm", "/dev/shm"),
+            c.mount("mps-root", "/mps"),
         ],
     }
     if dp.get("args"):
-        container["args"] = list(dp["args"])
+        container["args"] = [str(a) for a in dp["args"]]  # passed on to the plugin by the entrypoint
     if dp.get("resources"):
         container["resources"] = c.resources(dp)
     pod: Obj = {
@@ -65,19 +158,46 @@ def daemonset(model: Model) -> Obj:
         "initContainers": [c.toolkit_validation_init(model)],
         "containers": [container],
         "volumes": [
+            {"name": "nvidia-device-plugin-entrypoint", "configMap": {"name": ENTRYPOINT_CM, "defaultMode": 0o700}},
             c.host_path("device-plugin", "/var/lib/kubelet/device-plugins"),
             c.host_path("run-nvidia-validations", c.VALIDATIONS_DIR, "DirectoryOrCreate"),
-            c.host_path("driver-install-dir", str(model.section("hostPaths").get("driverInstallDir", "/run/nvidia/driver")), "DirectoryOrCreate"),
-            c.host_path("host-root", str(model.section("hostPaths").get("rootFS", "/"))),
+            c.host_path("driver-install-dir", c.driver_install_dir(model), "DirectoryOrCreate"),
+            c.host_path("host-root", c.host_root(model)),
             c.host_path("cdi-root", "/var/run/cdi", "DirectoryOrCreate"),
-            c.host_path("mps-root", mps_root, "DirectoryOrCreate"),
-            c.host_path("mps-shm", f"{mps_root}/shm"),
+            c.host_path("mps-root", root, "DirectoryOrCreate"),
+            c.host_path("mps-shm", f"{root}/shm"),
         ],
     }
+    apply_plugin_config(model, pod, container, "nvidia-device-plugin")
     rc = c.runtime_class_name(model)
     if rc:
         pod["runtimeClassName"] = rc
-    return c.daemonset(NAME, model, operand="device-plugin", pod_spec=pod, section=dp)
+    return c.daemonset(
+        NAME,
+        model,
+        operand="device-plugin",
+        pod_spec=pod,
+        section=dp,
+        pod_annotations=c.nri_annotations(model, "nvidia-device-plugin"),
+    )
+
+
+def _config_text(value: Any) -> str:
+    """A config file's text: strings as given, mappings dumped as YAML."""
+    if isinstance(value, str):
+        return value
+    return yamlio.dump(value)
+
+
+def config_map(model: Model) -> list[Obj]:
+    """The plugin-config ConfigMap from ``devicePlugin.config.data`` when ``create`` is set."""
+    cfg = plugin_config(model)
+    name = config_name(model)
+    data = cfg.get("data") or {}
+    if not (cfg.get("create") and name and data):
+        return []
+    text = {str(k): _config_text(v) for k, v in sorted(data.items())}
+    return [c.config_map(name, model, text, lbls=c.labels(NAME))]
 
 
 def build(model: Model) -> list[Obj]:
@@ -85,5 +205,7 @@ def build(model: Model) -> list[Obj]:
         c.service_account(SA, model),
         c.cluster_role(SA, [c.rule([""], ["nodes"], ["get", "list", "watch"])]),
         c.cluster_role_binding(SA, model),
+        c.config_map(ENTRYPOINT_CM, model, {"entrypoint.sh": ENTRYPOINT}, lbls=c.labels(NAME)),
+        *config_map(model),
         daemonset(model),
     ]

@@ -1,0 +1,285 @@
+"""NVIDIA Container Toolkit: installs the runtime hook/CDI specs and configures the node's runtime.
+
+The operator detects the container runtime from the nodes; here it is input: each node pool
+names its ``runtime`` (``containerd``, ``crio``, ``docker``; default ``cluster.containerRuntime``)
+and may override host paths with ``runtimeConfig`` (``config``, ``dropInConfig``, ``socket``,
+``configSource``), which k3s and RKE2 need. Pools that agree share one DaemonSet; when pools
+differ, one DaemonSet per distinct runtime setup is rendered, each selecting its pools' nodes.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Any
+
+from renderer.components import common as c
+from renderer.components.common import Obj
+from renderer.model import Model, Pool
+
+NAME = "nvidia-container-toolkit-daemonset"
+SA = "nvidia-container-toolkit"
+ENTRYPOINT_CM = "nvidia-container-toolkit-entrypoint"
+CONFIG_DIR = "/runtime/config-dir/"
+DROP_IN_DIR = "/runtime/config-dir.d/"
+SOCKET_DIR = "/runtime/sock-dir/"
+NRI_SOCKET_DIR = "/runtime/nri-sock-dir/"
+DEFAULT_NRI_SOCKET = "/var/run/nri/nri.sock"
+
+DEFAULTS: dict[str, dict[str, str]] = {
+    "containerd": {
+        "config": "/etc/containerd/config.toml",
+        "dropInConfig": "/etc/containerd/conf.d/99-nvidia.toml",
+        "socket": "/run/containerd/containerd.sock",
+    },
+    "crio": {"config": "/etc/crio/config.toml", "dropInConfig": "/etc/crio/crio.conf.d/99-nvidia.conf", "socket": ""},
+    "docker": {"config": "/etc/docker/daemon.json", "dropInConfig": "", "socket": "/var/run/docker.sock"},
+}
+CONFIG_ENV = {"containerd": "CONTAINERD_CONFIG", "crio": "CRIO_CONFIG", "docker": "DOCKER_CONFIG"}
+SOCKET_ENV = {"containerd": "CONTAINERD_SOCKET", "docker": "DOCKER_SOCKET"}
+
+ENTRYPOINT = f"""#!/bin/sh
+# Toolkit entrypoint (gpu-render): wait for the driver validation, take over what it found
+# (driver root, whether the driver is the host's), then install and configure the runtime.
+set -eu
+until [ -f {c.VALIDATIONS_DIR}/driver-ready ]; do
+  echo waiting for the driver validation to finish
+  sleep 5
+done
+set -a
+. {c.VALIDATIONS_DIR}/driver-ready
+set +a
+sleep 5
+exec nvidia-toolkit "$@"
+"""
+
+
+@dataclass(frozen=True)
+class RuntimeSetup:
+    """Everything about a node's container runtime that changes the toolkit pod."""
+
+    runtime: str
+    config: str
+    drop_in: str
+    socket: str
+    config_source: str = ""
+
+
+def _user_paths(model: Model) -> dict[str, str]:
+    """Host paths given through ``toolkit.env`` the way operator users set them."""
+    env = {str(e.get("name")): str(e.get("value", "")) for e in model.section("toolkit").get("env") or []}
+    out: dict[str, str] = {}
+    for key, names in {
+        "config": ("RUNTIME_CONFIG", "CONTAINERD_CONFIG", "CRIO_CONFIG", "DOCKER_CONFIG"),
+        "dropInConfig": ("RUNTIME_DROP_IN_CONFIG",),
+        "socket": ("RUNTIME_SOCKET", "CONTAINERD_SOCKET", "DOCKER_SOCKET"),
+        "configSource": ("RUNTIME_CONFIG_SOURCE",),
+    }.items():
+        for name in names:
+            if env.get(name):
+                out[key] = env[name]
+                break
+    return out
+
+
+def setup_for(model: Model, runtime: str, overrides: dict[str, Any] | None = None) -> RuntimeSetup:
+    """A runtime's host paths: upstream defaults, then ``toolkit.env``, then the pool's ``runtimeConfig``."""
+    if runtime not in DEFAULTS:
+        raise ValueError(f"unknown container runtime {runtime!r}")
+    paths = {**DEFAULTS[runtime], "configSource": ""}
+    paths.update(_user_paths(model))
+    paths.update({k: str(v) for k, v in (overrides or {}).items() if k in paths})
+    return RuntimeSetup(runtime, paths["config"], paths["dropInConfig"], paths["socket"], paths["configSource"])
+
+
+def pool_setup(model: Model, pool: Pool) -> RuntimeSetup:
+    return setup_for(model, pool.runtime, pool.values.get("runtimeConfig") or {})
+
+
+def groups(model: Model) -> list[tuple[RuntimeSetup, list[Pool]]]:
+    """Distinct runtime setups in pool order, each with the pools that use it."""
+    if not model.pools:
+        return [(setup_for(model, c.cluster_runtime(model)), [])]
+    out: dict[RuntimeSetup, list[Pool]] = {}
+    for pool in model.pools:
+        out.setdefault(pool_setup(model, pool), []).append(pool)
+    return list(out.items())
+
+
+def _host_dir(path: str) -> str:
+    return posixpath.dirname(path.rstrip("/")) or "/"
+
+
+def _runtime_env(model: Model, setup: RuntimeSetup) -> tuple[list[tuple[str, str]], list[Obj], list[Obj]]:
+    """Env, mounts and volumes that point the toolkit at the runtime's config and socket."""
+    rt = setup.runtime
+    pairs: list[tuple[str, str]] = [("RUNTIME", rt)]
+    mounts: list[Obj] = []
+    volumes: list[Obj] = []
+    if rt == "containerd":
+        pairs.append(("CONTAINERD_RUNTIME_CLASS", str(model.values["cluster"].get("runtimeClass") or "nvidia")))
+    if setup.config:
+        target = CONFIG_DIR + posixpath.basename(setup.config)
+        pairs += [("RUNTIME_CONFIG", target), (CONFIG_ENV[rt], target)]
+        mounts.append(c.mount(f"{rt}-config", CONFIG_DIR))
+        volumes.append(c.host_path(f"{rt}-config", _host_dir(setup.config), "DirectoryOrCreate"))
+    if setup.drop_in:
+        pairs += [
+            ("RUNTIME_DROP_IN_CONFIG", DROP_IN_DIR + posixpath.basename(setup.drop_in)),
+            ("RUNTIME_DROP_IN_CONFIG_HOST_PATH", setup.drop_in),
+        ]
+        mounts.append(c.mount(f"{rt}-drop-in-config", DROP_IN_DIR))
+        volumes.append(c.host_path(f"{rt}-drop-in-config", _host_dir(setup.drop_in), "DirectoryOrCreate"))
+    if setup.config_source:
+        sources = []
+        for item in setup.config_source.split(","):
+            kind, _, value = item.partition("=")
+            sources.append(f"file={posixpath.join('/host', value.lstrip('/'))}" if kind == "file" and value else item)
+        pairs.append(("RUNTIME_CONFIG_SOURCE", ",".join(sources)))
+    if setup.socket:
+        target = SOCKET_DIR + posixpath.basename(setup.socket)
+        pairs.append(("RUNTIME_SOCKET", target))
+        if rt in SOCKET_ENV:
+            pairs.append((SOCKET_ENV[rt], target))
+        mounts.append(c.mount(f"{rt}-socket", SOCKET_DIR))
+        volumes.append(c.host_path(f"{rt}-socket", _host_dir(setup.socket)))
+    if model.section("cdi").get("nriPluginEnabled"):
+        pairs.append(("NRI_SOCKET", NRI_SOCKET_DIR + posixpath.basename(DEFAULT_NRI_SOCKET)))
+        mounts.append(c.mount("nri-socket", NRI_SOCKET_DIR))
+        volumes.append(c.host_path("nri-socket", _host_dir(DEFAULT_NRI_SOCKET), "DirectoryOrCreate"))
+    return pairs, mounts, volumes
+
+
+RUNTIME_ENV_NAMES = frozenset(
+    {"RUNTIME_CONFIG", "CONTAINERD_CONFIG", "CRIO_CONFIG", "DOCKER_CONFIG", "RUNTIME_DROP_IN_CONFIG", "RUNTIME_SOCKET", "CONTAINERD_SOCKET", "DOCKER_SOCKET", "RUNTIME_CONFIG_SOURCE"}
+)
+"""User env naming host paths: consumed by :func:`setup_for` and re-emitted as container paths."""
+
+
+def _env(model: Model, setup: RuntimeSetup) -> tuple[list[Obj], list[Obj], list[Obj]]:
+    tk = model.section("toolkit")
+    cdi = model.section("cdi")
+    install_dir = str(tk.get("installDir") or "/usr/local/nvidia")
+    pairs: list[tuple[str, str]] = [
+        ("ROOT", install_dir),
+        ("NVIDIA_CONTAINER_RUNTIME_MODES_CDI_DEFAULT_KIND", "management.nvidia.com/gpu"),
+        ("NVIDIA_VISIBLE_DEVICES", "void"),
+        ("TOOLKIT_PID_FILE", "/run/nvidia/toolkit/toolkit.pid"),
+    ]
+    if cdi.get("enabled"):
+        pairs += [
+            ("CDI_ENABLED", "true"),
+            ("NVIDIA_RUNTIME_SET_AS_DEFAULT", "false"),
+            ("NVIDIA_CONTAINER_RUNTIME_MODE", "cdi"),
+            ("CRIO_CONFIG_MODE", "config"),
+        ]
+        if cdi.get("nriPluginEnabled"):
+            pairs.append(("ENABLE_NRI_PLUGIN", "true"))
+    elif setup.runtime == "crio":
+        pairs.append(("CRIO_CONFIG_MODE", "hook"))
+    user = [e for e in tk.get("env") or [] if e.get("name") not in RUNTIME_ENV_NAMES]
+    runtime_pairs, mounts, volumes = _runtime_env(model, setup)
+    env = c.env_list(*pairs)
+    env.append(c.field_env("NRI_NAMESPACE", "metadata.namespace"))
+    env = c.env_list(extra=[*env, *user])
+    for name, value in runtime_pairs:
+        c.set_env(env, name, value)
+    return env, mounts, volumes
+
+
+def _crio_hooks_dir(model: Model, setup: RuntimeSetup) -> str:
+    openshift = model.values["cluster"].get("capabilities", {}).get("openshift")
+    if setup.runtime == "crio" and not openshift:
+        return "/usr/share/containers/oci/hooks.d"
+    return "/run/containers/oci/hooks.d"
+
+
+def pod_spec(model: Model, setup: RuntimeSetup, pools: list[Pool]) -> Obj:
+    tk = model.section("toolkit")
+    install_dir = str(tk.get("installDir") or "/usr/local/nvidia")
+    env, rt_mounts, rt_volumes = _env(model, setup)
+    ctr: Obj = {
+        "name": "nvidia-container-toolkit-ctr",
+        "image": c.image_ref(tk),
+        "imagePullPolicy": tk.get("imagePullPolicy", "IfNotPresent"),
+        "command": ["/bin/entrypoint.sh"],
+        "env": env,
+        "securityContext": {"privileged": True, "seLinuxOptions": {"level": "s0"}},
+        "volumeMounts": [
+            {"name": "nvidia-container-toolkit-entrypoint", "mountPath": "/bin/entrypoint.sh", "subPath": "entrypoint.sh", "readOnly": True},
+            c.mount("toolkit-root", "/run/nvidia/toolkit"),
+            c.mount("run-nvidia-validations", c.VALIDATIONS_DIR),
+            c.mount("toolkit-install-dir", install_dir),
+            c.mount("crio-hooks", "/usr/share/containers/oci/hooks.d"),
+            c.mount("driver-install-dir", "/driver-root", propagation="HostToContainer"),
+            c.mount("host-root", "/host", read_only=True, propagation="HostToContainer"),
+            c.mount("cdi-root", "/var/run/cdi"),
+            *rt_mounts,
+        ],
+    }
+    if tk.get("resources"):
+        ctr["resources"] = c.resources(tk)
+    if tk.get("args"):
+        ctr["args"] = [str(a) for a in tk["args"]]
+    pod: Obj = {
+        "serviceAccountName": SA,
+        "hostPID": True,
+        "initContainers": [c.driver_validation_init(model)],
+        "containers": [ctr],
+        "volumes": [
+            {"name": "nvidia-container-toolkit-entrypoint", "configMap": {"name": ENTRYPOINT_CM, "defaultMode": 0o700}},
+            c.host_path("toolkit-root", "/run/nvidia/toolkit", "DirectoryOrCreate"),
+            c.host_path("run-nvidia-validations", c.VALIDATIONS_DIR, "DirectoryOrCreate"),
+            c.host_path("driver-install-dir", c.driver_install_dir(model), "DirectoryOrCreate"),
+            *c.host_root_volumes(model),
+            c.host_path("toolkit-install-dir", install_dir),
+            c.host_path("crio-hooks", _crio_hooks_dir(model, setup)),
+            c.host_path("cdi-root", "/var/run/cdi", "DirectoryOrCreate"),
+            *rt_volumes,
+        ],
+    }
+    if pools:
+        pod["affinity"] = pool_affinity("container-toolkit", pools)
+    return pod
+
+
+def pool_affinity(operand: str, pools: list[Pool]) -> Obj:
+    """The operand's deploy affinity, narrowed to the nodes of ``pools`` (one term per pool)."""
+    base = c.deploy_affinity(operand)
+    term = base["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+    terms = []
+    for pool in pools:
+        exprs = list(term["matchExpressions"])
+        exprs += [{"key": k, "operator": "In", "values": [v]} for k, v in sorted(pool.node_selector.items())]
+        terms.append({"matchExpressions": exprs})
+    base["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] = terms
+    return base
+
+
+def daemonset_name(index: int, setup: RuntimeSetup, pools: list[Pool], split: bool) -> str:
+    if not split:
+        return NAME
+    return f"{NAME}-{pools[0].name}" if pools else f"{NAME}-{index}"
+
+
+def build(model: Model) -> list[Obj]:
+    split_groups = groups(model)
+    split = len(split_groups) > 1
+    out: list[Obj] = [
+        c.service_account(SA, model),
+        c.role(SA, model, [c.rule(["apps"], ["daemonsets"], ["get", "list"])]),
+        c.role_binding(SA, model),
+        c.config_map(ENTRYPOINT_CM, model, {"entrypoint.sh": ENTRYPOINT}, lbls=c.labels(NAME)),
+    ]
+    for index, (setup, pools) in enumerate(split_groups):
+        name = daemonset_name(index, setup, pools, split)
+        out.append(
+            c.daemonset(
+                name,
+                model,
+                operand="container-toolkit",
+                pod_spec=pod_spec(model, setup, pools if split else []),
+                section=model.section("toolkit"),
+            )
+        )
+    return out

@@ -1,0 +1,84 @@
+"""MPS control daemon: runs ``nvidia-cuda-mps-control`` on nodes whose plugin config shares GPUs by MPS.
+
+Scheduled only where GPU feature discovery has labelled ``nvidia.com/mps.capable=true`` (it does
+so when the node's device-plugin config asks for MPS sharing), so with no MPS config nothing
+runs. It shares the device plugin's service account and is switched with ``devicePlugin``.
+"""
+
+from __future__ import annotations
+
+from renderer.components import common as c
+from renderer.components import device_plugin as dpl
+from renderer.components.common import Obj
+from renderer.model import Model
+
+NAME = "nvidia-device-plugin-mps-control-daemon"
+
+
+def affinity() -> Obj:
+    """The device plugin's deploy affinity, plus ``nvidia.com/mps.capable=true``."""
+    base = c.deploy_affinity("device-plugin")
+    term = base["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+    term["matchExpressions"].append({"key": "nvidia.com/mps.capable", "operator": "In", "values": ["true"]})
+    return base
+
+
+def daemonset(model: Model) -> Obj:
+    dp = model.section("devicePlugin")
+    root = dpl.mps_root(model)
+    image = c.image_ref(dp)
+    pull = dp.get("imagePullPolicy", "IfNotPresent")
+    main: Obj = {
+        "name": "mps-control-daemon-ctr",
+        "image": image,
+        "imagePullPolicy": pull,
+        "command": ["mps-control-daemon"],
+        "env": c.env_list(
+            ("NVIDIA_VISIBLE_DEVICES", "all"),
+            ("NVIDIA_DRIVER_CAPABILITIES", "compute,utility"),
+            *dpl.mig_env(model),
+        ),
+        "securityContext": {"privileged": True},
+        "volumeMounts": [c.mount("mps-shm", "/dev/shm"), c.mount("mps-root", "/mps")],
+    }
+    main["env"].insert(0, c.field_env("NODE_NAME", "spec.nodeName"))
+    if dp.get("resources"):
+        main["resources"] = c.resources(dp)
+    pod: Obj = {
+        "serviceAccountName": dpl.SA,
+        "hostPID": True,
+        "affinity": affinity(),
+        "initContainers": [
+            c.toolkit_validation_init(model),
+            {
+                "name": "mps-control-daemon-mounts",
+                "image": image,
+                "imagePullPolicy": pull,
+                "command": ["mps-control-daemon", "mount-shm"],
+                "securityContext": {"privileged": True},
+                "volumeMounts": [c.mount("mps-root", "/mps", propagation="Bidirectional")],
+            },
+        ],
+        "containers": [main],
+        "volumes": [
+            c.host_path("run-nvidia-validations", c.VALIDATIONS_DIR, "DirectoryOrCreate"),
+            c.host_path("mps-root", root, "DirectoryOrCreate"),
+            c.host_path("mps-shm", f"{root}/shm"),
+        ],
+    }
+    dpl.apply_plugin_config(model, pod, main, "mps-control-daemon")
+    rc = c.runtime_class_name(model)
+    if rc:
+        pod["runtimeClassName"] = rc
+    return c.daemonset(
+        NAME,
+        model,
+        operand="device-plugin",
+        pod_spec=pod,
+        section=dp,
+        pod_annotations=c.nri_annotations(model, "mps-control-daemon-ctr"),
+    )
+
+
+def build(model: Model) -> list[Obj]:
+    return [daemonset(model)]

@@ -1,0 +1,111 @@
+"""Validator DaemonSet: the per-node ordering chain of the GPU stack.
+
+Init containers run in order and each leaves a marker under ``/run/nvidia/validations``:
+``driver-validation`` -> ``driver-ready``, ``toolkit-validation`` -> ``toolkit-ready``,
+``cuda-validation`` (runs a CUDA sample in a pod it creates) -> ``cuda-ready``,
+``plugin-validation`` (the node advertises GPUs) -> ``plugin-ready``. Every other operand waits
+in its own init container for ``toolkit-ready``; the toolkit waits for ``driver-ready``. The main
+container only sleeps and removes the markers when the pod stops, so a driver reload (which
+evicts the validator) re-runs the whole chain.
+"""
+
+from __future__ import annotations
+
+from renderer.components import common as c
+from renderer.components.common import Obj
+from renderer.model import Model
+
+NAME = "nvidia-operator-validator"
+
+
+def _validation(model: Model, component: str, pairs: list[tuple[str, str]], *, fields: tuple[str, ...] = ()) -> Obj:
+    v = model.section("validator")
+    env = c.env_list(("WITH_WAIT", "false"), ("COMPONENT", component), *pairs, extra=(v.get(component) or {}).get("env") or [])
+    for name in fields:
+        env.append(c.field_env(name, "spec.nodeName" if name == "NODE_NAME" else "metadata.namespace"))
+    ctr: Obj = {
+        "name": f"{component}-validation",
+        "image": c.validator_image(model),
+        "imagePullPolicy": v.get("imagePullPolicy", "IfNotPresent"),
+        "command": ["sh", "-c"],
+        "args": ["nvidia-validator"],
+        "env": env,
+        "securityContext": c.VALIDATION_SECURITY,
+        "volumeMounts": [c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation="Bidirectional")],
+    }
+    if v.get("resources"):
+        ctr["resources"] = c.resources(v)
+    return ctr
+
+
+def _workload_env(model: Model) -> list[tuple[str, str]]:
+    """What the validations that start a workload pod need to build it like this pod."""
+    v = model.section("validator")
+    secrets = [s if isinstance(s, str) else str(s.get("name")) for s in v.get("imagePullSecrets") or []]
+    return [
+        ("VALIDATOR_IMAGE", c.validator_image(model)),
+        ("VALIDATOR_IMAGE_PULL_POLICY", str(v.get("imagePullPolicy", "IfNotPresent"))),
+        ("VALIDATOR_IMAGE_PULL_SECRETS", ",".join(secrets)),
+        ("VALIDATOR_RUNTIME_CLASS", c.runtime_class_name(model) or ""),
+    ]
+
+
+def init_chain(model: Model) -> list[Obj]:
+    """driver -> toolkit -> cuda -> plugin (plugin only when the device plugin is rendered)."""
+    strategy = str(model.section("mig").get("strategy") or "single")
+    chain = [
+        c.driver_validation_init(model),
+        _validation(model, "toolkit", [("NVIDIA_VISIBLE_DEVICES", "all")]),
+        _validation(model, "cuda", _workload_env(model), fields=("NODE_NAME", "OPERATOR_NAMESPACE")),
+    ]
+    if model.enabled("devicePlugin"):
+        pairs = [("WITH_WORKLOAD", "false"), ("MIG_STRATEGY", strategy), *_workload_env(model)]
+        chain.append(_validation(model, "plugin", pairs, fields=("NODE_NAME", "OPERATOR_NAMESPACE")))
+    return chain
+
+
+def daemonset(model: Model) -> Obj:
+    v = model.section("validator")
+    main: Obj = {
+        "name": NAME,
+        "image": c.validator_image(model),
+        "imagePullPolicy": v.get("imagePullPolicy", "IfNotPresent"),
+        "command": ["sh", "-c"],
+        "args": ["echo all validations are successful; sleep infinity"],
+        "securityContext": {"privileged": True},
+        "lifecycle": {"preStop": {"exec": {"command": ["/bin/sh", "-c", f"rm -f {c.VALIDATIONS_DIR}/*-ready"]}}},
+        "volumeMounts": [c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation="Bidirectional")],
+    }
+    c.apply_container_settings(main, v, args=False)
+    pod: Obj = {
+        "serviceAccountName": NAME,
+        "initContainers": init_chain(model),
+        "containers": [main],
+        "volumes": [
+            c.host_path("run-nvidia-validations", c.VALIDATIONS_DIR, "DirectoryOrCreate"),
+            c.host_path("driver-install-dir", c.driver_install_dir(model), "DirectoryOrCreate"),
+            *c.host_root_volumes(model),
+        ],
+    }
+    rc = c.runtime_class_name(model)
+    if rc:
+        pod["runtimeClassName"] = rc
+    return c.daemonset(
+        NAME,
+        model,
+        operand="operator-validator",
+        pod_spec=pod,
+        section=v,
+        pod_annotations=c.nri_annotations(model, "toolkit-validation"),
+    )
+
+
+def build(model: Model) -> list[Obj]:
+    return [
+        c.service_account(NAME, model),
+        c.role(NAME, model, [c.rule([""], ["pods"], ["create", "get", "list", "watch", "delete"])]),
+        c.role_binding(NAME, model),
+        c.cluster_role(NAME, [c.rule([""], ["nodes"], ["get", "list", "watch"])]),
+        c.cluster_role_binding(NAME, model),
+        daemonset(model),
+    ]
