@@ -133,7 +133,14 @@ def test_applications_layout_carries_per_cluster_settings() -> None:
             "name": "nvidia-device-plugin-daemonset",
             "namespace": "gpu-operator",
             "jsonPointers": ["/spec/template/spec/containers/0/resources/requests/memory"],
-        }
+        },
+        {  # the MPS control daemon takes the device plugin's resources too
+            "group": "apps",
+            "kind": "DaemonSet",
+            "name": "nvidia-device-plugin-mps-control-daemon",
+            "namespace": "gpu-operator",
+            "jsonPointers": ["/spec/template/spec/containers/0/resources/requests/memory"],
+        },
     ]
     assert "ignoreDifferences" not in yamlio.load(files["argocd/applications/prod-1.yaml"])["spec"]
 

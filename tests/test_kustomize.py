@@ -174,17 +174,19 @@ def test_bad_user_patches_are_problems(name: str, text: bytes, message: str) -> 
 
 
 def test_component_turned_off_becomes_delete_patches() -> None:
-    files = render(_cluster((), b"devicePlugin: {enabled: false}\n"))
+    files = render(_cluster((), b"gfd: {enabled: false}\n"))
     k = yamlio.load(files["overlays/c1/kustomization.yaml"])
     deleted = [e["path"] for e in k["patches"]]
     assert deleted == [
-        "patches/device-plugin/clusterrole-nvidia-device-plugin.yaml",
-        "patches/device-plugin/clusterrolebinding-nvidia-device-plugin.yaml",
-        "patches/device-plugin/daemonset-nvidia-device-plugin-daemonset.yaml",
-        "patches/device-plugin/serviceaccount-nvidia-device-plugin.yaml",
+        "patches/gpu-feature-discovery/clusterrole-nvidia-gpu-feature-discovery.yaml",
+        "patches/gpu-feature-discovery/clusterrolebinding-nvidia-gpu-feature-discovery.yaml",
+        "patches/gpu-feature-discovery/daemonset-gpu-feature-discovery.yaml",
+        "patches/gpu-feature-discovery/role-nvidia-gpu-feature-discovery.yaml",
+        "patches/gpu-feature-discovery/rolebinding-nvidia-gpu-feature-discovery.yaml",
+        "patches/gpu-feature-discovery/serviceaccount-nvidia-gpu-feature-discovery.yaml",
     ]
-    doc = yamlio.load(files["overlays/c1/patches/device-plugin/daemonset-nvidia-device-plugin-daemonset.yaml"])
-    assert doc == {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "nvidia-device-plugin-daemonset", "namespace": "gpu-operator"}, "$patch": "delete"}
+    doc = yamlio.load(files["overlays/c1/patches/gpu-feature-discovery/daemonset-gpu-feature-discovery.yaml"])
+    assert doc == {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "gpu-feature-discovery", "namespace": "gpu-operator"}, "$patch": "delete"}
 
 
 def test_patch_target_escapes_regex_in_names() -> None:
