@@ -18,7 +18,12 @@ VALIDATIONS_DIR = "/run/nvidia/validations"
 PAUSED = "paused-for-driver-upgrade"
 PRE_INSTALLED = "pre-installed"
 DEFAULT_DRIVER_INSTALL_DIR = "/run/nvidia/driver"
-VALIDATION_SECURITY: Obj = {"privileged": True, "runAsUser": 0, "seLinuxOptions": {"level": "s0"}}
+
+
+def validation_security() -> Obj:
+    """Security context of the validator's init containers (a fresh dict: no shared YAML anchors)."""
+    return {"privileged": True, "runAsUser": 0, "seLinuxOptions": {"level": "s0"}}
+
 VERSION_LABELS = ("helm.sh/chart", "app.kubernetes.io/version")
 """Labels that change with every release: kept off pod templates that must not restart for them."""
 
@@ -211,7 +216,7 @@ def driver_validation_init(model: Model) -> Obj:
         "command": ["sh", "-c"],
         "args": ["nvidia-validator"],
         "env": env,
-        "securityContext": VALIDATION_SECURITY,
+        "securityContext": validation_security(),
         "volumeMounts": [
             mount("driver-install-dir", install_dir, propagation="HostToContainer"),
             mount("run-nvidia-validations", VALIDATIONS_DIR, propagation="Bidirectional"),

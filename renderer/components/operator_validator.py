@@ -30,7 +30,7 @@ def _validation(model: Model, component: str, pairs: list[tuple[str, str]], *, f
         "command": ["sh", "-c"],
         "args": ["nvidia-validator"],
         "env": env,
-        "securityContext": c.VALIDATION_SECURITY,
+        "securityContext": c.validation_security(),
         "volumeMounts": [c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation="Bidirectional")],
     }
     if v.get("resources"):
