@@ -186,7 +186,8 @@ def test_every_component_is_covered_by_the_on_off_test() -> None:
 def test_nfd_off_leaves_no_nfd_object_at_all() -> None:
     objs = all_objects(_switch_off(values("full-container"), "nfd"))
     nfd_words = ("nfd", "node-feature", "nodefeature")
-    leftovers = [identity(o) for o in objs if any(w in json.dumps(o["metadata"]).lower() for w in nfd_words)]
+    # GFD still writes its labels through NFD (the cluster's own NFD then): it may say so
+    leftovers = [identity(o) for o in objs if any(w in json.dumps(o["metadata"]).lower() for w in nfd_words) and o["metadata"]["name"] != "gpu-feature-discovery"]
     assert leftovers == []
     assert not [o for o in objs if o["apiVersion"].startswith("nfd.k8s-sigs.io")]
 
