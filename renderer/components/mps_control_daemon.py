@@ -13,6 +13,7 @@ from renderer.components.common import Obj
 from renderer.model import Model
 
 NAME = "nvidia-device-plugin-mps-control-daemon"
+SA = NAME
 
 
 def affinity() -> Obj:
@@ -45,7 +46,7 @@ def daemonset(model: Model) -> Obj:
     if dp.get("resources"):
         main["resources"] = c.resources(dp)
     pod: Obj = {
-        "serviceAccountName": dpl.SA,
+        "serviceAccountName": SA,
         "hostPID": True,
         "affinity": affinity(),
         "initContainers": [
@@ -81,4 +82,9 @@ def daemonset(model: Model) -> Obj:
 
 
 def build(model: Model) -> list[Obj]:
-    return [daemonset(model)]
+    return [
+        c.service_account(SA, model),
+        c.cluster_role(SA, [c.rule([""], ["nodes"], ["get", "list", "watch"])]),
+        c.cluster_role_binding(SA, model),
+        daemonset(model),
+    ]
