@@ -59,7 +59,7 @@ def init_chain(model: Model) -> list[Obj]:
         _validation(model, "cuda", _workload_env(model), fields=("NODE_NAME", "OPERATOR_NAMESPACE")),
     ]
     if model.enabled("devicePlugin"):
-        pairs = [("WITH_WORKLOAD", "false"), ("MIG_STRATEGY", strategy), *_workload_env(model)]
+        pairs = [("WITH_WORKLOAD", "false"), ("MIG_STRATEGY", strategy)]
         chain.append(_validation(model, "plugin", pairs, fields=("NODE_NAME", "OPERATOR_NAMESPACE")))
     return chain
 
