@@ -220,19 +220,6 @@ def test_gds_and_gdrcopy_take_the_pool_images() -> None:
     assert env(ctr(pod(ds(m, "device-plugin")), "nvidia-device-plugin"))["GDRCOPY_ENABLED"] == "true"
 
 
-def test_driver_config_digest_is_stable_and_tracks_install_inputs() -> None:
-    def digest(extra: dict[str, Any]) -> str:
-        return env(ctr(pod(ds(model(extra, pools=[UBUNTU]), "driver")), "nvidia-driver-ctr"))["DRIVER_CONFIG_DIGEST"]
-
-    base = digest({})
-    assert base == digest({})
-    assert base == digest({"daemonsets": {"labels": {"team": "x"}, "tolerations": []}})
-    assert base != digest({"driver": {"version": "600.10.02"}})
-    assert base != digest({"driver": {"kernelModuleType": "open"}})
-    manager = env(ctr(pod(ds(model(pools=[UBUNTU]), "driver")), "k8s-driver-manager"))
-    assert manager["DRIVER_CONFIG_DIGEST"] == base
-
-
 def test_driver_rbac_is_least_privilege() -> None:
     objs = objects(model(pools=[UBUNTU]))
     (cr,) = find(objs, "driver", "ClusterRole")

@@ -5,13 +5,13 @@ The image, node selector and DaemonSet name of each pool come resolved from
 
 Controller-less differences (see docs/fidelity.md): ``driver.upgradePolicy`` is carried out by
 the k8s-driver-manager init container (eviction/drain env) instead of the operator's upgrade
-controller, the DaemonSet is ``OnDelete`` and its pod template carries no release-bearing label,
-and ``DRIVER_CONFIG_DIGEST`` is gpu-render's own stable hash of the install-relevant pod fields.
+controller, the DaemonSet is ``OnDelete`` and its pod template carries no release-bearing label.
+No ``DRIVER_CONFIG_DIGEST`` is set: a hash of the values would pin every driver setting at build
+time in the Helm chart, so a restarted driver pod always reinstalls.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from renderer.components import common as c
@@ -354,26 +354,6 @@ def _volumes(model: Model, pool: Pool) -> list[Obj]:
     return vols
 
 
-def config_digest(pod: Obj) -> str:
-    """FNV-1a (32 bit) over the install-relevant parts of the pod: images, env, args, mounts.
-
-    Stable across renders and blind to labels, tolerations and the like, so k8s-driver-manager
-    can skip a reinstall when a restarted pod would install the very same driver.
-    """
-    relevant = {
-        "containers": [
-            {k: ctr.get(k) for k in ("name", "image", "args", "env", "envFrom", "volumeMounts")}
-            for ctr in pod["containers"]
-        ],
-        "volumes": pod["volumes"],
-    }
-    data = json.dumps(relevant, sort_keys=True, separators=(",", ":")).encode()
-    h = 0x811C9DC5
-    for byte in data:
-        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return str(h)
-
-
 def pod_spec(model: Model, pool: Pool) -> Obj:
     driver_ctr = _driver_container(model, pool)
     containers = [driver_ctr]
@@ -413,9 +393,6 @@ def pod_spec(model: Model, pool: Pool) -> Obj:
     if pool.driver.get("hostNetwork"):
         pod["hostNetwork"] = True
         pod["dnsPolicy"] = "ClusterFirstWithHostNet"
-    digest = config_digest(pod)
-    c.set_env(driver_ctr["env"], "DRIVER_CONFIG_DIGEST", digest)
-    c.set_env(pod["initContainers"][0]["env"], "DRIVER_CONFIG_DIGEST", digest)
     return pod
 
 
