@@ -357,7 +357,9 @@ def test_device_plugin_config_manager_and_rendered_configmap() -> None:
     data = {"ts": {"version": "v1", "sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}}}}
     m = model({"devicePlugin": {"config": {"create": True, "name": "plugin-cfg", "default": "ts", "data": data}}})
     objs = objects(m)
-    (cm,) = find(objs, "device-plugin", "ConfigMap", "plugin-cfg")
+    from renderer.components.device_plugin import config_map
+
+    (cm,) = config_map(m)
     assert "replicas: 4" in cm["data"]["ts"]
     for comp, process in (("device-plugin", "nvidia-device-plugin"), ("gpu-feature-discovery", "gpu-feature-discovery"), ("mps-control-daemon", "mps-control-daemon")):
         p = pod(find(objs, comp, "DaemonSet")[0])
@@ -449,7 +451,7 @@ def test_pull_secrets_resources_env_args() -> None:
     }
     m = model(values)
     p = pod(ds(m, "device-plugin"))
-    assert p["imagePullSecrets"] == [{"name": "dp-cred"}, {"name": "val-cred"}]
+    assert p["imagePullSecrets"] == [{"name": "dp-cred"}]
     main = ctr(p, "nvidia-device-plugin")
     assert main["resources"] == {"limits": {"cpu": "1"}}
     assert env(main)["X"] == "1" and main["args"] == ["--fail-on-init-error=false"]

@@ -369,22 +369,15 @@ def daemonset(
 
 
 def _pull_secrets(model: Model, section: dict[str, Any], pod: Obj) -> list[Obj]:
-    """The component's pull secrets, plus the validator's when the pod runs the validator image."""
+    """The component's pull secrets (list ``validator.imagePullSecrets`` there too if the
+    validator image needs them: merging both lists would pin them at build time in the chart)."""
     pull_secrets = list(section.get("imagePullSecrets") or [])
-    if _uses_validator(pod):
-        pull_secrets += model.section("validator").get("imagePullSecrets") or []
     refs: list[Obj] = []
     for secret in pull_secrets:
         ref = {"name": secret} if isinstance(secret, str) else dict(secret)
         if ref not in refs:
             refs.append(ref)
     return refs
-
-
-def _uses_validator(pod: Obj) -> bool:
-    """Whether a pod runs the validator image (its pull secrets then join the pod's)."""
-    names = {"driver-validation", "toolkit-validation", "cuda-validation", "plugin-validation"}
-    return any(c.get("name") in names for c in [*pod.get("initContainers", []), *pod.get("containers", [])])
 
 
 def cluster_runtime(model: Model) -> str:

@@ -4,8 +4,9 @@ Also home of the plugin-config plumbing shared with GPU feature discovery and th
 daemon: with ``devicePlugin.config.name`` set, a ``config-manager-init`` init container and a
 ``config-manager`` sidecar pick the node's config (label ``nvidia.com/device-plugin.config``,
 else ``devicePlugin.config.default``) from the ConfigMap, and SIGHUP the main process on change.
-With ``devicePlugin.config.create`` the ConfigMap itself is rendered from
-``devicePlugin.config.data`` (time-slicing or MPS sharing configs, one key per config).
+:func:`config_map` builds the ConfigMap from ``devicePlugin.config.data`` (time-slicing or MPS
+sharing configs) but is not registered yet: the Helm chart cannot template an object whose name
+comes from a value that is empty by default, so users create the ConfigMap themselves for now.
 """
 
 from __future__ import annotations
@@ -206,6 +207,5 @@ def build(model: Model) -> list[Obj]:
         c.cluster_role(SA, [c.rule([""], ["nodes"], ["get", "list", "watch"])]),
         c.cluster_role_binding(SA, model),
         c.config_map(ENTRYPOINT_CM, model, {"entrypoint.sh": ENTRYPOINT}, lbls=c.labels(NAME)),
-        *config_map(model),
         daemonset(model),
     ]
