@@ -211,8 +211,7 @@ def test_driver_rdma_gds_gdrcopy_sidecars_and_env() -> None:
 def test_gds_and_gdrcopy_take_the_pool_images() -> None:
     m = model({"gds": {"enabled": True}, "gdrcopy": {"enabled": True}}, pools=[UBUNTU])
     pool = m.pools[0]
-    if "gds" not in pool.images:
-        pytest.skip("node pools do not carry GDS/GDRCopy images yet")
+    assert {"gds", "gdrcopy"} <= set(pool.images)
     p = pod(ds(m, "driver"))
     assert ctr(p, "nvidia-fs-ctr")["image"] == pool.images["gds"]
     assert ctr(p, "nvidia-gdrcopy-ctr")["image"] == pool.images["gdrcopy"]
