@@ -401,3 +401,13 @@ def runtime_class_name(model: Model) -> str | None:
 
 def resources(section: dict[str, Any]) -> Obj:
     return copy.deepcopy(section.get("resources") or {})
+
+
+def gpu_client_daemonset(name: str, model: Model, *, operand: str, pod_spec: Obj, section: dict[str, Any], gpu_container: str) -> Obj:
+    """The DaemonSet of an operand that uses the GPU through the container runtime: the
+    ``nvidia`` runtime class (where the operator sets one) or, in NRI mode, the CDI
+    annotation for ``gpu_container``."""
+    rc = runtime_class_name(model)
+    if rc:
+        pod_spec["runtimeClassName"] = rc
+    return daemonset(name, model, operand=operand, pod_spec=pod_spec, section=section, pod_annotations=nri_annotations(model, gpu_container))

@@ -170,17 +170,7 @@ def daemonset(model: Model) -> Obj:
         ],
     }
     apply_plugin_config(model, pod, container, "nvidia-device-plugin")
-    rc = c.runtime_class_name(model)
-    if rc:
-        pod["runtimeClassName"] = rc
-    return c.daemonset(
-        NAME,
-        model,
-        operand="device-plugin",
-        pod_spec=pod,
-        section=dp,
-        pod_annotations=c.nri_annotations(model, "nvidia-device-plugin"),
-    )
+    return c.gpu_client_daemonset(NAME, model, operand="device-plugin", pod_spec=pod, section=dp, gpu_container="nvidia-device-plugin")
 
 
 def _config_text(value: Any) -> str:

@@ -49,17 +49,7 @@ def daemonset(model: Model) -> Obj:
         ],
     }
     dpl.apply_plugin_config(model, pod, main, "gpu-feature-discovery")
-    rc = c.runtime_class_name(model)
-    if rc:
-        pod["runtimeClassName"] = rc
-    return c.daemonset(
-        NAME,
-        model,
-        operand="gpu-feature-discovery",
-        pod_spec=pod,
-        section=gfd,
-        pod_annotations=c.nri_annotations(model, "gpu-feature-discovery"),
-    )
+    return c.gpu_client_daemonset(NAME, model, operand="gpu-feature-discovery", pod_spec=pod, section=gfd, gpu_container="gpu-feature-discovery")
 
 
 def build(model: Model) -> list[Obj]:

@@ -68,17 +68,7 @@ def daemonset(model: Model) -> Obj:
         ],
     }
     dpl.apply_plugin_config(model, pod, main, "mps-control-daemon")
-    rc = c.runtime_class_name(model)
-    if rc:
-        pod["runtimeClassName"] = rc
-    return c.daemonset(
-        NAME,
-        model,
-        operand="device-plugin",
-        pod_spec=pod,
-        section=dp,
-        pod_annotations=c.nri_annotations(model, "mps-control-daemon-ctr"),
-    )
+    return c.gpu_client_daemonset(NAME, model, operand="device-plugin", pod_spec=pod, section=dp, gpu_container="mps-control-daemon-ctr")
 
 
 def build(model: Model) -> list[Obj]:

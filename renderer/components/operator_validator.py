@@ -87,17 +87,7 @@ def daemonset(model: Model) -> Obj:
             *c.host_root_volumes(model),
         ],
     }
-    rc = c.runtime_class_name(model)
-    if rc:
-        pod["runtimeClassName"] = rc
-    return c.daemonset(
-        NAME,
-        model,
-        operand="operator-validator",
-        pod_spec=pod,
-        section=v,
-        pod_annotations=c.nri_annotations(model, "toolkit-validation"),
-    )
+    return c.gpu_client_daemonset(NAME, model, operand="operator-validator", pod_spec=pod, section=v, gpu_container="toolkit-validation")
 
 
 def build(model: Model) -> list[Obj]:
