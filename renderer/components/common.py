@@ -16,6 +16,18 @@ Obj = dict[str, Any]
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-render"}
 VALIDATIONS_DIR = "/run/nvidia/validations"
 PAUSED = "paused-for-driver-upgrade"
+
+# Shell lines an entrypoint starts with when it needs the driver: wait for the validator's
+# driver-ready marker, then take over what it found (driver root, host or container driver).
+WAIT_FOR_DRIVER_READY = f"""set -eu
+until [ -f {VALIDATIONS_DIR}/driver-ready ]; do
+  echo waiting for the driver validation to finish
+  sleep 5
+done
+set -a
+. {VALIDATIONS_DIR}/driver-ready
+set +a
+"""
 PRE_INSTALLED = "pre-installed"
 DEFAULT_DRIVER_INSTALL_DIR = "/run/nvidia/driver"
 

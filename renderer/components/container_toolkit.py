@@ -41,15 +41,7 @@ SOCKET_ENV = {"containerd": "CONTAINERD_SOCKET", "docker": "DOCKER_SOCKET"}
 ENTRYPOINT = f"""#!/bin/sh
 # Toolkit entrypoint (gpu-render): wait for the driver validation, take over what it found
 # (driver root, whether the driver is the host's), then install and configure the runtime.
-set -eu
-until [ -f {c.VALIDATIONS_DIR}/driver-ready ]; do
-  echo waiting for the driver validation to finish
-  sleep 5
-done
-set -a
-. {c.VALIDATIONS_DIR}/driver-ready
-set +a
-sleep 5
+{c.WAIT_FOR_DRIVER_READY}sleep 5
 exec nvidia-toolkit "$@"
 """
 

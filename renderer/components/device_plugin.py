@@ -27,15 +27,7 @@ DEFAULT_MPS_ROOT = "/run/nvidia/mps"
 ENTRYPOINT = f"""#!/bin/sh
 # Device plugin entrypoint (gpu-render): wait for the driver validation, take over what it
 # found (driver root, host or containerized driver), then start the plugin.
-set -eu
-until [ -f {c.VALIDATIONS_DIR}/driver-ready ]; do
-  echo waiting for the driver validation to finish
-  sleep 5
-done
-set -a
-. {c.VALIDATIONS_DIR}/driver-ready
-set +a
-exec nvidia-device-plugin "$@"
+{c.WAIT_FOR_DRIVER_READY}exec nvidia-device-plugin "$@"
 """
 
 
