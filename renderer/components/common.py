@@ -208,6 +208,27 @@ def host_root_volumes(model: Model) -> list[Obj]:
     ]
 
 
+def validation_container(model: Model, component: str, env: list[Obj], mounts: list[Obj], security: Obj | None = None) -> Obj:
+    """One ``nvidia-validator`` init container: validates ``component`` and writes its marker.
+
+    The operator validator, the toolkit and the sandbox validator build theirs with it.
+    """
+    v = model.section("validator")
+    out: Obj = {
+        "name": f"{component}-validation",
+        "image": validator_image(model),
+        "imagePullPolicy": v.get("imagePullPolicy", "IfNotPresent"),
+        "command": ["sh", "-c"],
+        "args": ["nvidia-validator"],
+        "env": env,
+        "securityContext": validation_security() if security is None else security,
+        "volumeMounts": mounts,
+    }
+    if v.get("resources"):
+        out["resources"] = resources(v)
+    return out
+
+
 def driver_validation_init(model: Model) -> Obj:
     """``nvidia-validator`` for the driver: waits for a working driver and writes ``driver-ready``.
 
@@ -221,24 +242,13 @@ def driver_validation_init(model: Model) -> Obj:
         pairs += [("DRIVER_INSTALL_DIR", install_dir), ("DRIVER_INSTALL_DIR_CTR_PATH", install_dir)]
     env = env_list(*pairs, extra=_section_env(v, "driver"))
     env.insert(2, field_env("OPERATOR_NAMESPACE", "metadata.namespace"))
-    out: Obj = {
-        "name": "driver-validation",
-        "image": validator_image(model),
-        "imagePullPolicy": v.get("imagePullPolicy", "IfNotPresent"),
-        "command": ["sh", "-c"],
-        "args": ["nvidia-validator"],
-        "env": env,
-        "securityContext": validation_security(),
-        "volumeMounts": [
-            mount("driver-install-dir", install_dir, propagation="HostToContainer"),
-            mount("run-nvidia-validations", VALIDATIONS_DIR, propagation="Bidirectional"),
-            mount("host-root", "/host", read_only=True, propagation="HostToContainer"),
-            mount("host-dev-char", "/host-dev-char"),
-        ],
-    }
-    if v.get("resources"):
-        out["resources"] = resources(v)
-    return copy.deepcopy(out)
+    mounts = [
+        mount("driver-install-dir", install_dir, propagation="HostToContainer"),
+        mount("run-nvidia-validations", VALIDATIONS_DIR, propagation="Bidirectional"),
+        mount("host-root", "/host", read_only=True, propagation="HostToContainer"),
+        mount("host-dev-char", "/host-dev-char"),
+    ]
+    return copy.deepcopy(validation_container(model, "driver", env, mounts))
 
 
 def _section_env(section: dict[str, Any], sub: str) -> list[Obj]:

@@ -23,19 +23,7 @@ def _validation(model: Model, component: str, pairs: list[tuple[str, str]], *, f
     env = c.env_list(("WITH_WAIT", "false"), ("COMPONENT", component), *pairs, extra=(v.get(component) or {}).get("env") or [])
     for name in fields:
         env.append(c.field_env(name, "spec.nodeName" if name == "NODE_NAME" else "metadata.namespace"))
-    ctr: Obj = {
-        "name": f"{component}-validation",
-        "image": c.validator_image(model),
-        "imagePullPolicy": v.get("imagePullPolicy", "IfNotPresent"),
-        "command": ["sh", "-c"],
-        "args": ["nvidia-validator"],
-        "env": env,
-        "securityContext": c.validation_security(),
-        "volumeMounts": [c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation="Bidirectional")],
-    }
-    if v.get("resources"):
-        ctr["resources"] = c.resources(v)
-    return ctr
+    return c.validation_container(model, component, env, [c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation="Bidirectional")])
 
 
 def _workload_env(model: Model) -> list[tuple[str, str]]:

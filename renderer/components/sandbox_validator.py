@@ -29,19 +29,8 @@ def _validation(model: Model, component: str, mounts: list[Obj], *, se_linux: bo
     security: Obj = {"privileged": True, "runAsUser": 0}
     if se_linux:
         security["seLinuxOptions"] = {"level": "s0"}
-    ctr: Obj = {
-        "name": f"{component}-validation",
-        "image": c.validator_image(model),
-        "imagePullPolicy": v.get("imagePullPolicy", "IfNotPresent"),
-        "command": ["sh", "-c"],
-        "args": ["nvidia-validator"],
-        "env": c.env_list(extra=env + user_env),
-        "securityContext": security,
-        "volumeMounts": [*mounts, c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation="Bidirectional")],
-    }
-    if v.get("resources"):
-        ctr["resources"] = c.resources(v)
-    return ctr
+    validations = c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation="Bidirectional")
+    return c.validation_container(model, component, c.env_list(extra=env + user_env), [*mounts, validations], security)
 
 
 def daemonset(model: Model) -> Obj:
