@@ -58,16 +58,30 @@ class SelfCheckError(GpuRenderError):
 
 
 def self_check(files: dict[str, str]) -> None:
-    """Black's habit: every emitted YAML file must parse back (and JSON files as JSON)."""
+    """Black's habit: every emitted YAML file must parse back (and JSON files as JSON).
+
+    Each distinct text is parsed once (a fleet's overlays repeat the same patch files), with
+    libyaml's C parser.
+    """
     import json
 
     from renderer import yamlio
 
+    parsed: dict[str, set[str]] = {"yaml": set(), "json": set()}
     for path, text in files.items():
+        if path.endswith((".yaml", ".yml")) and "/templates/" not in path:
+            kind = "yaml"
+        elif path.endswith(".json"):
+            kind = "json"
+        else:
+            continue
+        if text in parsed[kind]:
+            continue
         try:
-            if path.endswith((".yaml", ".yml")) and "/templates/" not in path:
+            if kind == "yaml":
                 yamlio.load_all(text)
-            elif path.endswith(".json"):
+            else:
                 json.loads(text)
         except Exception as exc:  # pragma: no cover - a bug if it ever fires
             raise SelfCheckError(f"emitted file {path} does not parse back: {exc}") from exc
+        parsed[kind].add(text)

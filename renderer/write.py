@@ -44,6 +44,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ STAGING = ".gpu-render-staging"
 JOURNAL = "journal.json"
 JOURNAL_FORMAT = "gpu-render-journal/1"
 KILL_ENV = "GPU_RENDER_TEST_KILL_AFTER"
+CACHE_DIR = ".gpu-render-cache"  # the incremental build's cache: internal, so never listed, foreign or deleted
 
 
 @dataclass(frozen=True, order=True)
@@ -87,37 +89,89 @@ class _Ops:
 OPS = _Ops()
 
 
+def _check_rel(path: str) -> None:
+    """Refuse absolute paths, ``..``, backslashes, NUL, empty parts and internal names."""
+    if not path or path[0] == "/" or "\\" in path or "\0" in path:
+        raise UserError(f"refusing to write outside the output folder: {path!r}")
+    for part in path.split("/"):
+        if part in ("", ".", "..") or part.startswith(INTERNAL_PREFIX):
+            raise UserError(f"refusing to write outside the output folder: {path!r}")
+
+
 def safe_relpath(path: str) -> PurePosixPath:
     """Refuse absolute paths, ``..``, backslashes, NUL, empty parts and internal names."""
-    p = PurePosixPath(path)
-    if (
-        not path
-        or p.is_absolute()
-        or "\\" in path
-        or "\0" in path
-        or any(part in ("", ".", "..") for part in path.split("/"))
-        or any(part.startswith(INTERNAL_PREFIX) for part in path.split("/"))
-    ):
-        raise UserError(f"refusing to write outside the output folder: {path!r}")
-    return p
+    _check_rel(path)
+    return PurePosixPath(path)
 
 
-def _confined(out: Path, rel: PurePosixPath) -> Path:
-    """``out/rel``, refused when an existing part of it is a symlink or leads outside ``out``."""
-    root = out.resolve()
-    current = out
-    for part in rel.parts:
-        current = current / part
-        if current.is_symlink():
-            raise UserError(f"refusing to write {out / rel}: {current} is a symlink", hint="gpu-render never follows symlinks inside its output folder")
-    target = out.joinpath(*rel.parts)
-    parent = target.parent
-    while not parent.exists() and parent != out:
-        parent = parent.parent
-    resolved = parent.resolve()
-    if resolved != root and root not in resolved.parents:
-        raise UserError(f"refusing to write {rel}: it resolves outside {out}")
-    return target
+def _prefixes(path: str) -> Iterator[str]:
+    """The folders leading to ``path``, shallowest first: ``a/b/c`` -> ``a``, ``a/b``."""
+    at = path.find("/")
+    while at != -1:
+        yield path[:at]
+        at = path.find("/", at + 1)
+
+
+@dataclass
+class _Tree:
+    """What one scan of the output folder found (internal names left out, symlinks not followed)."""
+
+    files: set[str]  # everything that is not a real folder: files, symlinks (to files or folders)
+    dirs: set[str]  # real folders
+    links: set[str]  # symlinks, a subset of ``files``
+
+
+def _scan(out: Path) -> _Tree:
+    """One pass over ``out`` with ``os.scandir``: one directory read per folder, no stat per file."""
+    tree = _Tree(set(), set(), set())
+    if out.is_symlink() or not out.is_dir():
+        return tree
+    stack = [("", os.fspath(out))]
+    while stack:
+        rel, folder = stack.pop()
+        try:
+            entries = os.scandir(folder)
+        except OSError:
+            continue  # unreadable or vanished: like os.walk, nothing to list
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if name.startswith(INTERNAL_PREFIX):
+                    continue  # .gpu-render-staging, -mutex, -cache, ...: never output, never foreign
+                path = rel + name
+                if entry.is_dir(follow_symlinks=False):
+                    tree.dirs.add(path)
+                    stack.append((path + "/", entry.path))
+                else:
+                    tree.files.add(path)
+                    if entry.is_symlink():
+                        tree.links.add(path)
+    return tree
+
+
+class _Confinement:
+    """Refuses paths through symlinks, checking each folder once against a scan of ``out``.
+
+    With no symlink on the way (``out`` itself is refused when it is one, and relative paths
+    carry no ``..``), ``out/rel`` cannot lead outside ``out``.
+    """
+
+    def __init__(self, out: Path, tree: _Tree) -> None:
+        self.out = out
+        self.links = tree.links
+        self.checked: set[str] = set()
+
+    def check(self, rel: str) -> Path:
+        _check_rel(rel)
+        folder = rel.rpartition("/")[0]
+        if folder and folder not in self.checked and self.links:
+            for prefix in _prefixes(rel):
+                if prefix in self.links:
+                    raise UserError(f"refusing to write {self.out / rel}: {self.out / prefix} is a symlink", hint="gpu-render never follows symlinks inside its output folder")
+        self.checked.add(folder)
+        if rel in self.links:
+            raise UserError(f"refusing to write {self.out / rel}: {self.out / rel} is a symlink", hint="gpu-render never follows symlinks inside its output folder")
+        return self.out / rel
 
 
 def previous_files(out: Path) -> dict[str, str]:
@@ -128,55 +182,71 @@ def previous_files(out: Path) -> dict[str, str]:
 
 
 def existing_files(out: Path) -> set[str]:
-    if not out.is_dir():
-        return set()
-    found: set[str] = set()
-    for root, dirs, names in os.walk(out):
-        dirs[:] = [d for d in dirs if not d.startswith(INTERNAL_PREFIX)]
-        for name in names:
-            if name.startswith(INTERNAL_PREFIX):
-                continue
-            rel = os.path.relpath(os.path.join(root, name), out).replace(os.sep, "/")
-            found.add(rel)
-        for d in dirs:
-            if os.path.islink(os.path.join(root, d)):
-                found.add(os.path.relpath(os.path.join(root, d), out).replace(os.sep, "/"))
-    return found
+    """Every non-folder entry under ``out`` (symlinked folders included), internal names left out."""
+    return _scan(out).files
+
+
+@dataclass
+class _Plan:
+    changes: list[Change]
+    tree: _Tree
 
 
 def plan_changes(out: Path, files: dict[str, str], *, force: bool = False) -> list[Change]:
     """What a write would do, per file; raises UserError for files gpu-render does not own."""
+    return _plan(out, files, force=force).changes
+
+
+def _plan(out: Path, files: dict[str, str], *, force: bool) -> _Plan:
+    tree = _scan(out)
+    guard = _Confinement(out, tree)
     for path in files:
-        _confined(out, safe_relpath(path))
-    owned = set(previous_files(out)) | {LOCK}
-    on_disk = existing_files(out)
+        guard.check(path)
+    previous = previous_files(out)
+    owned = set(previous) | {LOCK}
+    on_disk = tree.files
     foreign = sorted(on_disk - owned)
-    clobbered = [f for f in foreign if f in files or any(p.startswith(f + "/") or f.startswith(p + "/") for p in files)]
-    if clobbered:
-        raise UserError(
-            f"{out}/{clobbered[0]} was not generated by gpu-render and would be overwritten",
-            hint="move it away; gpu-render never overwrites files it did not write",
-        )
-    if foreign and not force:
-        raise UserError(
-            f"{out} holds files gpu-render did not generate: {', '.join(foreign[:5])}",
-            hint="remove them, choose another --out, or pass --force to keep them alongside",
-        )
+    if foreign:
+        folders = {prefix for path in files for prefix in _prefixes(path)}
+        clobbered = [f for f in foreign if f in files or f in folders or any(p in files for p in _prefixes(f))]
+        if clobbered:
+            raise UserError(
+                f"{out}/{clobbered[0]} was not generated by gpu-render and would be overwritten",
+                hint="move it away; gpu-render never overwrites files it did not write",
+            )
+        if not force:
+            raise UserError(
+                f"{out} holds files gpu-render did not generate: {', '.join(foreign[:5])}",
+                hint="remove them, choose another --out, or pass --force to keep them alongside",
+            )
+    # The new lock tells each file's new hash, the old one what the last build wrote: a file
+    # whose hash moved is updated without reading it; one whose hash stayed is read and
+    # compared (a hand edit must still show), and a file not on disk is simply created.
+    new = parse(files[LOCK]) if LOCK in files else {}
+    root = os.fspath(out)
     changes: list[Change] = []
-    for path, text in sorted(files.items()):
-        target = out.joinpath(*path.split("/"))
-        if target.is_dir():
-            raise UserError(f"{target} is a folder where gpu-render writes a file", hint="move it away; gpu-render never deletes folders it did not create")
+    for path in sorted(files):
+        if path in tree.dirs:
+            raise UserError(f"{out / path} is a folder where gpu-render writes a file", hint="move it away; gpu-render never deletes folders it did not create")
         if path not in on_disk:
-            changes.append(Change(path, "created"))
-        elif target.is_file() and target.read_bytes() == text.encode("utf-8"):
-            changes.append(Change(path, "unchanged"))
+            verb = "created"
+        elif path != LOCK and path in previous and path in new and previous[path] != new[path]:
+            verb = "updated"
         else:
-            changes.append(Change(path, "updated"))
+            verb = "unchanged" if _same(f"{root}/{path}", files[path]) else "updated"
+        changes.append(Change(path, verb))
     for path in sorted((owned & on_disk) - set(files)):
-        _confined(out, safe_relpath(path))
+        guard.check(path)
         changes.append(Change(path, "deleted"))
-    return changes
+    return _Plan(changes, tree)
+
+
+def _same(target: str, text: str) -> bool:
+    try:
+        with open(target, "rb") as handle:
+            return handle.read() == text.encode("utf-8")
+    except OSError:
+        return False
 
 
 # --- locking and recovery -------------------------------------------------------------
@@ -271,15 +341,21 @@ def recover(out: Path) -> str:
         if journal is None:
             _remove_staging(staging)
             return "discarded"
-        writes, deletes = journal
-        _apply(out, staging, writes, deletes)
+        _apply(out, staging, journal, trusted=False)
     except OSError as exc:
         raise _write_error(out, exc) from exc
     return "rolled forward"
 
 
-def _read_journal(path: Path) -> tuple[list[str], list[str]] | None:
-    """The journal's (writes, deletes), or None when it is absent or not a valid journal."""
+@dataclass(frozen=True)
+class _Journal:
+    writes: list[str]  # files to move in, gpu-render.lock last
+    deletes: list[str]  # stale files
+    folders: list[str]  # staged folders new as a whole: one rename each (a shortcut, not a promise)
+
+
+def _read_journal(path: Path) -> _Journal | None:
+    """The journal, or None when it is absent or not a valid journal."""
     if not path.is_file() or path.is_symlink():
         return None
     try:
@@ -288,17 +364,17 @@ def _read_journal(path: Path) -> tuple[list[str], list[str]] | None:
         return None
     if not isinstance(data, dict) or data.get("format") != JOURNAL_FORMAT:
         return None
-    writes, deletes = data.get("writes"), data.get("deletes")
-    if not isinstance(writes, list) or not isinstance(deletes, list):
+    writes, deletes, folders = data.get("writes"), data.get("deletes"), data.get("folders", [])
+    if not isinstance(writes, list) or not isinstance(deletes, list) or not isinstance(folders, list):
         return None
-    if not all(isinstance(p, str) for p in [*writes, *deletes]):
+    if not all(isinstance(p, str) for p in [*writes, *deletes, *folders]):
         return None
     try:
-        for p in [*writes, *deletes]:
-            safe_relpath(p)
+        for p in [*writes, *deletes, *folders]:
+            _check_rel(p)
     except UserError:
         return None
-    return writes, deletes
+    return _Journal(writes, deletes, folders)
 
 
 # --- the transaction ------------------------------------------------------------------
@@ -310,70 +386,201 @@ def write_tree(out: Path, files: dict[str, str], *, dry_run: bool = False, force
         with open_output(out, create=False):
             return plan_changes(out, files, force=force)
     with open_output(out, create=True):
-        changes = plan_changes(out, files, force=force)
-        if all(c.verb == "unchanged" for c in changes):
-            return changes
+        plan = _plan(out, files, force=force)
+        if all(c.verb == "unchanged" for c in plan.changes):
+            return plan.changes
         try:
-            _transaction(out, files, changes)
+            _transaction(out, files, plan)
         except OSError as exc:
             _discard_after_error(out)
             raise _write_error(out, exc) from exc
-        return changes
+        return plan.changes
 
 
-def _transaction(out: Path, files: dict[str, str], changes: list[Change]) -> None:
+def _new_folders(writes: list[str], tree: _Tree) -> list[str]:
+    """The shallowest folders of ``writes`` that do not exist in ``out`` at all: each moves in
+    with one rename (a cold build is four renames, not 6605)."""
+    found: set[str] = set()
+    for rel in writes:
+        for prefix in _prefixes(rel):
+            if prefix in found:
+                break
+            if prefix not in tree.dirs and prefix not in tree.files:
+                found.add(prefix)
+                break
+    return sorted(found)
+
+
+def _transaction(out: Path, files: dict[str, str], plan: _Plan) -> None:
     OPS.check()
     staging = out / STAGING
     _remove_staging(staging)
-    (staging / "files").mkdir(parents=True)
-    writes = [c.path for c in changes if c.verb in ("created", "updated") and c.path != LOCK]
-    deletes = [c.path for c in changes if c.verb == "deleted"]
+    files_root = staging / "files"
+    os.mkdir(staging)
+    os.mkdir(files_root)
+    writes = [c.path for c in plan.changes if c.verb in ("created", "updated") and c.path != LOCK]
+    deletes = [c.path for c in plan.changes if c.verb == "deleted"]
+    folders = _new_folders(writes, plan.tree)
     if LOCK in files:
         writes.append(LOCK)  # moved in last: the lock names the build that is complete
+    root = os.fspath(files_root)
+    made = {""}
     for rel in writes:
-        target = staging / "files" / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _write_file(target, files[rel].encode("utf-8"))
+        folder = rel.rpartition("/")[0]
+        if folder not in made:  # each staging folder is created once
+            for prefix in (*_prefixes(folder), folder):
+                if prefix not in made:
+                    os.mkdir(f"{root}/{prefix}")
+                    made.add(prefix)
+        _write_file(f"{root}/{rel}", files[rel].encode("utf-8"))
         OPS.tick()
     os.sync()  # one flush for all staged files (per-file fsync doubles the write time)
-    body = json.dumps({"format": JOURNAL_FORMAT, "writes": writes, "deletes": deletes}, indent=1)
+    body = json.dumps({"format": JOURNAL_FORMAT, "writes": writes, "deletes": deletes, "folders": folders}, indent=1)
     tmp = staging / (JOURNAL + ".tmp")
     _write_file(tmp, body.encode("utf-8"), sync=True)
     os.replace(tmp, staging / JOURNAL)
     _fsync_dir(staging)
     OPS.tick()
-    _apply(out, staging, writes, deletes)
+    _apply(out, staging, _Journal(writes, deletes, folders), trusted=True)
 
 
-def _apply(out: Path, staging: Path, writes: list[str], deletes: list[str]) -> None:
+class _Folders:
+    """Folders inside ``out``, each checked (or created) once with ``lstat``/``mkdir``: never
+    through a symlink, so nothing written or deleted can land outside ``out``."""
+
+    def __init__(self, out: Path) -> None:
+        self.root = os.fspath(out)
+        self.ok: set[str] = {""}
+
+    def ready(self, folder: str, *, create: bool) -> bool:
+        """Whether ``out/folder`` is a real folder (made when ``create``); UserError for a symlink."""
+        if folder in self.ok:
+            return True
+        parent = folder.rpartition("/")[0]
+        if not self.ready(parent, create=create):
+            return False
+        path = f"{self.root}/{folder}"
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            if not create:
+                return False
+            os.mkdir(path)
+            self.ok.add(folder)
+            return True
+        if stat.S_ISLNK(mode):
+            raise UserError(f"refusing to write {path}: it is a symlink", hint="gpu-render never follows symlinks inside its output folder")
+        if not stat.S_ISDIR(mode):
+            if create:
+                raise NotADirectoryError(errno.ENOTDIR, "a file is in the way of a folder", path)
+            return False
+        self.ok.add(folder)
+        return True
+
+    def prune(self, folder: str) -> None:
+        """Remove ``out/folder`` and its parents while they are empty."""
+        while folder:
+            try:
+                os.rmdir(f"{self.root}/{folder}")
+            except OSError:
+                return
+            self.ok.discard(folder)
+            folder = folder.rpartition("/")[0]
+
+
+def _untrusted_sources(files_root: Path, journal: _Journal) -> tuple[set[str], set[str]]:
+    """For a journal found on disk: the staged files that may move in (real files the journal
+    lists), and the journal's folders that hold nothing else."""
+    if files_root.is_symlink() or not files_root.is_dir():
+        return set(), set()
+    staged = _scan(files_root)
+    listed = set(journal.writes)
+    files = {f for f in staged.files - staged.links if f in listed}
+    folders = {d for d in journal.folders if d in staged.dirs}
+    for path in staged.files:
+        if path not in files:
+            folders.difference_update(_prefixes(path))
+    return files, folders
+
+
+def _apply(out: Path, staging: Path, journal: _Journal, *, trusted: bool) -> None:
     """Roll a journal forward; idempotent, so a killed recovery can run again.
 
-    Stale files go first (a new file may sit where an old folder was), then new files,
-    then ``gpu-render.lock``. Only files the current lock lists are deleted or replaced:
-    a journal never makes gpu-render touch a user's file.
+    Stale files go first (a new file may sit where an old folder was), then new folders
+    (one rename each), then new files, then ``gpu-render.lock``. Only files the current
+    lock lists are deleted or replaced: a journal never makes gpu-render touch a user's file.
+    A journal read back from disk (``trusted=False``) moves only real staged files it lists.
     """
     owned = set(previous_files(out)) | {LOCK}
-    files_root = (staging / "files").resolve()
-    for rel in deletes:
-        if rel not in owned:
-            continue
-        target = _confined(out, safe_relpath(rel))
-        if target.is_file() or target.is_symlink():
-            target.unlink()
-            OPS.tick()
-        _prune_empty(out, target.parent)
-    for rel in [p for p in writes if p != LOCK] + [p for p in writes if p == LOCK]:
-        source = staging / "files" / rel
-        if not source.is_file() or source.is_symlink() or files_root not in source.resolve().parents:
-            continue  # already moved in
-        target = _confined(out, safe_relpath(rel))
-        if target.is_symlink() or (target.exists() and (rel not in owned or not target.is_file())):
-            raise UserError(f"{target} was not generated by gpu-render and would be overwritten", hint="move it away and run gpu-render build again")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(source, target)
-        OPS.tick()
+    folders = _Folders(out)
+    files_root = staging / "files"
+    if trusted:
+        sources, movable = set(journal.writes), set(journal.folders)
+    else:
+        sources, movable = _untrusted_sources(files_root, journal)
+    _delete_stale(out, folders, [rel for rel in journal.deletes if rel in owned])
+    moved = _move_folders(out, folders, os.fspath(files_root), [f for f in journal.folders if f in movable])
+    writes = [p for p in journal.writes if p != LOCK and p in sources] + [p for p in journal.writes if p == LOCK and p in sources]
+    if moved:
+        writes = [p for p in writes if not any(f in moved for f in _prefixes(p))]
+    _move_files(out, folders, os.fspath(files_root), writes, owned)
     _fsync_dir(out)
     _remove_staging(staging)
+
+
+def _delete_stale(out: Path, folders: _Folders, deletes: list[str]) -> None:
+    root = os.fspath(out)
+    for rel in deletes:
+        folder = rel.rpartition("/")[0]
+        if not folders.ready(folder, create=False):
+            continue
+        try:
+            mode = os.lstat(f"{root}/{rel}").st_mode
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(mode):
+            raise UserError(f"refusing to delete {out / rel}: it is a symlink", hint="gpu-render never follows symlinks inside its output folder")
+        if stat.S_ISREG(mode):
+            os.unlink(f"{root}/{rel}")
+            OPS.tick()
+        folders.prune(folder)
+
+
+def _move_folders(out: Path, folders: _Folders, source_root: str, candidates: list[str]) -> set[str]:
+    """Rename each staged folder that is new as a whole into place; returns those moved."""
+    root = os.fspath(out)
+    moved: set[str] = set()
+    for folder in candidates:
+        if not os.path.isdir(f"{source_root}/{folder}"):
+            continue  # already moved in
+        if not folders.ready(folder.rpartition("/")[0], create=True) or os.path.lexists(f"{root}/{folder}"):
+            continue  # something is there now: its files go one by one
+        os.replace(f"{source_root}/{folder}", f"{root}/{folder}")
+        moved.add(folder)
+        OPS.tick()
+    return moved
+
+
+def _move_files(out: Path, folders: _Folders, source_root: str, writes: list[str], owned: set[str]) -> None:
+    root = os.fspath(out)
+    for rel in writes:
+        source = f"{source_root}/{rel}"
+        try:
+            if not stat.S_ISREG(os.lstat(source).st_mode):
+                continue
+        except FileNotFoundError:
+            continue  # already moved in
+        folders.ready(rel.rpartition("/")[0], create=True)
+        target = f"{root}/{rel}"
+        try:
+            mode = os.lstat(target).st_mode
+        except FileNotFoundError:
+            pass
+        else:
+            if stat.S_ISLNK(mode) or rel not in owned or not stat.S_ISREG(mode):
+                raise UserError(f"{target} was not generated by gpu-render and would be overwritten", hint="move it away and run gpu-render build again")
+        os.replace(source, target)
+        OPS.tick()
 
 
 def _remove_staging(staging: Path) -> None:
@@ -408,7 +615,7 @@ def _write_error(out: Path, exc: OSError) -> UserError:
     return UserError(f"cannot write to {out}: {reason}; the previous output was kept", hint=hint)
 
 
-def _write_file(path: Path, data: bytes, *, sync: bool = False) -> None:
+def _write_file(path: str | Path, data: bytes, *, sync: bool = False) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
         view = memoryview(data)
@@ -432,14 +639,3 @@ def _fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
-
-
-def _prune_empty(out: Path, folder: Path) -> None:
-    root = out.resolve()
-    current = folder.resolve()
-    while current != root and root in current.parents:
-        try:
-            current.rmdir()
-        except OSError:
-            return
-        current = current.parent
