@@ -35,7 +35,8 @@ from typing import Any
 
 from renderer.components import Component
 from renderer.components.common import Obj
-from renderer.emit.helm_values import REMOVE, Path, assign, get, model_of
+from renderer.emit.helm_values import POOLS_READ, REMOVE, Path, assign, get, model_of
+from renderer.jsondata import clone
 
 SCALAR = "zzgrs{:05d}x"
 BLOCK = "zzgrb{:05d}x"
@@ -107,6 +108,9 @@ Cond = tuple[Conj, ...]  # disjunction of conjunctions
 class _Missing:
     def __repr__(self) -> str:
         return "MISSING"
+
+    def __reduce__(self) -> str:
+        return "MISSING"  # unpickles as the module's one MISSING (templates compare it with `is`)
 
 
 MISSING: Any = _Missing()
@@ -191,6 +195,14 @@ def knobs(values: dict[str, Any], schema: dict[str, Any]) -> list[Knob]:
 
     walk(values, (), schema)
     return out
+
+
+def _has(values: Any, path: Path) -> bool:
+    for key in path:
+        if not isinstance(values, dict) or key not in values:
+            return False
+        values = values[key]
+    return True
 
 
 def _empty(value: Any) -> bool:
@@ -358,7 +370,9 @@ def diff(a: Any, b: Any, path: TPath = ()) -> list[TPath]:
             if key not in a or key not in b:
                 out.append((*path, key))
             else:
-                out += diff(a[key], b[key], (*path, key))
+                x, y = a[key], b[key]
+                if x is not y and x != y:  # equal subtrees have no differences: skip the walk
+                    out += diff(x, y, (*path, key))
         return out
     ka, kb = _keyed(a), _keyed(b)
     if ka is not None and kb is not None:
@@ -370,7 +384,7 @@ def diff(a: Any, b: Any, path: TPath = ()) -> list[TPath]:
         for name in [*ka, *(n for n in kb if n not in ka)]:
             if name not in ka or name not in kb:
                 out.append((*path, ("@", name)))
-            else:
+            elif ka[name] is not kb[name] and ka[name] != kb[name]:
                 out += diff(ka[name], kb[name], (*path, ("@", name)))
         return out
     return [] if a == b else [path]
@@ -455,19 +469,48 @@ class Analysis:
         self.derived_at: list[tuple[int, TPath]] = []
         self.derived: list[tuple[str, str, TPath]] = []
         self.generated: dict[str, str] = {}
+        self.masked: dict[tuple[tuple[Path, str], ...], dict[str, Obj] | None] = {}
+        self.base_reads: set[str] = set()
+        """What the build of the component's base values read (sections and ``POOLS_READ``)."""
+        """Masked trees of the component being analysed, by the changes made to its base values."""
 
-    def tree(self, comp: Component, values: dict[str, Any]) -> dict[str, Obj] | None:
+    def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None) -> dict[str, Obj] | None:
         try:
-            return build_tree(comp, values, self.cluster, self.seen, self.context.get(comp.name))
+            return build_tree(comp, values, self.cluster, self.seen if seen is None else seen, self.context.get(comp.name))
         except Exception:  # a builder fed placeholders may fail: that knob is not transparent
             return None
 
-    def _set(self, values: dict[str, Any], knob: Knob, value: Any) -> dict[str, Any]:
-        if knob.kind == "pool" and value is False:
-            return assign(values, knob.path, REMOVE)
-        if knob.kind == "pool":
-            return values
-        return assign(values, knob.path, value)
+    def masked_tree(
+        self, comp: Component, base_values: dict[str, Any], changes: list[tuple[Knob, Any]], reads: set[str] | None = None
+    ) -> dict[str, Obj] | None:
+        """``mask(tree(comp, values))`` where ``values`` is ``base_values`` with ``changes`` set
+        one after the other (a pool set to False is removed, to True left as it is), memoised on the changes that change something.
+
+        A component's build is a pure function of the values' content, so the variants of one
+        knob and the combinations of a group (which repeat the base and every single flip)
+        build each distinct set of values once. The tree is shared: treat it as read-only.
+        ``reads`` (on the first call for given changes) collects what that build read.
+        """
+        vals = base_values
+        key: list[tuple[Path, str]] = []
+        for knob, setting in changes:
+            if knob.kind == "pool":
+                if setting is not False:
+                    continue  # a pool switched on is the pool as it is
+                new: Any = REMOVE
+            else:
+                new = setting
+                if _has(vals, knob.path) and repr(get(vals, knob.path)) == repr(new):
+                    continue  # already that value (repr: True, 1 and 1.0 stay apart)
+            vals = assign(vals, knob.path, new)
+            key.append((knob.path, repr(new)))
+        memo = tuple(key)
+        if memo not in self.masked:
+            self.masked[memo] = self.mask(self.tree(comp, vals, reads))
+            self.seen |= reads or set()
+        else:
+            assert reads is None, "the reads of a memoised build are not known"
+        return self.masked[memo]
 
     def enabling(self, comp: Component) -> dict[Path, Any] | None:
         """Structural values (fewest changes first) under which ``comp`` renders objects."""
@@ -494,6 +537,7 @@ class Analysis:
 
     def analyse(self, comp: Component) -> Template | None:
         self.seen = set()
+        self.masked = {}
         self.derived_at, self.derived, self.generated = [], [], {}
         enabling = self.enabling(comp)
         if enabling is None:
@@ -519,7 +563,8 @@ class Analysis:
                 structural.append(Knob(knob.path, "set", (False, True)))
             else:
                 fixed.add(knob.path)
-        base = self.mask(self.tree(comp, base_values))
+        self.base_reads = set()
+        base = self.masked_tree(comp, base_values, [], self.base_reads)
         assert base is not None
         tpl = self._variants(comp, values, base_values, base, structural, sent, fixed, good)
         tpl.derived = self.derived
@@ -663,12 +708,17 @@ class Analysis:
         """Flip one structural knob through its domain and record what changes."""
         current = self._current(knob, values)
         alts = self._alt_values(knob, current, sent, values)
+        knob_of[knob.path] = knob
+        if not self._base_read(knob):
+            # every variant is built from the base values with this one knob flipped: a build
+            # that never read the knob's value goes exactly as the base build went
+            return
         on = [(current, self._setting(knob, current, values))]
         paths: list[TPath] = []
         off: list[Any] = []
         per_alt: list[tuple[Any, dict[str, Obj], list[TPath]]] = []
         for label, setting in alts:
-            tree = self.mask(self.tree(comp, self._set(base_values, knob, setting)))
+            tree = self.masked_tree(comp, base_values, [(knob, setting)])
             if tree is None:
                 continue
             if not tree:
@@ -691,6 +741,15 @@ class Analysis:
         if paths:
             touched[knob.path] = paths
             on_values[knob.path] = on
+
+    def _base_read(self, knob: Knob) -> bool:
+        """Could the base build have read ``knob``'s value? (False only when it surely did not.)"""
+        if knob.path[0] not in self.base_reads:
+            return False
+        if knob.path[:2] == ("driver", "pools"):
+            # pool settings reach a build only through model.pools or values["nodePools"]
+            return bool({POOLS_READ, "nodePools"} & self.base_reads)
+        return True
 
     def _current(self, knob: Knob, values: dict[str, Any]) -> Any:
         if knob.kind == "pool":
@@ -738,15 +797,15 @@ class Analysis:
             ]
         results: list[tuple[Conj, dict[str, Obj]]] = []
         for combo in combos:
-            vals = base_values
+            changes: list[tuple[Knob, Any]] = []
             atoms: list[Atom] = []
             for path, (label, setting), first in zip(group, combo, (on_values[k][0] for k in group), strict=True):
                 knob = knob_of[path]
-                vals = self._set(vals, knob, setting)
+                changes.append((knob, setting))
                 if alone and (label, setting) == first:
                     continue
                 atoms.append(Atom(path, "eq", label) if knob.kind == "enum" else Atom(path, "is", bool(label)))
-            tree = self.mask(self.tree(comp, vals))
+            tree = self.masked_tree(comp, base_values, changes)
             if tree:
                 results.append((tuple(atoms), tree))
         for tpath in paths:
@@ -758,7 +817,7 @@ class Analysis:
                         cases[i] = ((*cond, conj), existing)
                         break
                 else:
-                    cases.append(((conj,), node))
+                    cases.append(((conj,), clone(node)))  # the trees are shared; the template is changed later
             # the base variant goes last, as the `else` branch; "nothing" goes last when it can
             base_node = tget(base, tpath)
             cases.sort(key=lambda c: c[1] == base_node or (c[1] is MISSING and base_node is MISSING))

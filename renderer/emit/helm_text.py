@@ -91,6 +91,25 @@ def _dump(value: Any) -> list[str]:
     return escape(text).rstrip("\n").split("\n")
 
 
+_SCALARS = (str, int, float, bool, type(None))
+_DUMPED: dict[tuple[Any, ...], tuple[str, ...]] = {}
+"""Printed lines of ``{key: scalar}`` and ``[scalar]``, by (key, type, value): a template prints
+tens of thousands of small scalars but only about a thousand distinct ones, and PyYAML's
+representer costs far more than the lookup. The type is in the key (``1``, ``True`` and ``1.0``
+are equal but print differently)."""
+
+
+def _dump_one(key: Any, value: Any, item: bool) -> tuple[str, ...]:
+    """``_dump({key: value})`` (or ``_dump([value])`` when ``item``), memoised for scalars."""
+    if type(value) not in _SCALARS or type(key) is not str:
+        return tuple(_dump([value] if item else {key: value}))
+    memo_key = (item, key, type(value), value)
+    found = _DUMPED.get(memo_key)
+    if found is None:
+        found = _DUMPED[memo_key] = tuple(_dump([value] if item else {key: value}))
+    return found
+
+
 def _interp_line(node: Interp) -> str:
     out = ""
     for part in node.parts:
@@ -130,7 +149,7 @@ def _present(node: dict[Any, Any]) -> str:
 
 
 def _key(key: str) -> str:
-    return _dump({key: 0})[0][: -len(": 0")]
+    return _dump_one(key, 0, False)[0][: -len(": 0")]
 
 
 def _conds(node: Any) -> list[Cond] | None:
@@ -192,7 +211,7 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
         out.text(f"{pad}{k}:")
         emit_items(out, val, ind + 2)
     else:
-        for line in _dump({key: val}):
+        for line in _dump_one(key, val, False):
             out.text(pad + line)
 
 
@@ -230,7 +249,7 @@ def emit_item(out: Out, item: Any, ind: int, pad: str) -> None:
         out.text(pad + "-")
         emit_items(out, item, ind + 2)
     else:
-        for line in _dump([item]):
+        for line in _dump_one("", item, True):
             out.text(pad + line)
 
 

@@ -45,6 +45,10 @@ def chart_values(model: Model) -> dict[str, Any]:
     return values
 
 
+POOLS_READ = "\x00pools"
+"""Put in ``Reads.seen`` when a build looks at ``model.pools`` (the resolved ``driver.pools``)."""
+
+
 class Reads(dict[str, Any]):
     """Top-level values that remember which sections were looked at (``seen``)."""
 
@@ -125,6 +129,8 @@ class _LazyPools(Model):
 
     @property
     def pools(self) -> tuple[Pool, ...]:
+        if isinstance(self.values, Reads):
+            self.values.seen.add(POOLS_READ)
         cached = self.__dict__.get("_pools")
         if cached is None:
             cached = self._make()  # type: ignore[attr-defined]
@@ -157,6 +163,9 @@ def assign(values: dict[str, Any], path: Path, value: Any) -> dict[str, Any]:
 
 class _Remove:
     def __repr__(self) -> str:
+        return "REMOVE"
+
+    def __reduce__(self) -> str:
         return "REMOVE"
 
 
