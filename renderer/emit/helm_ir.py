@@ -270,7 +270,9 @@ class Sentinels:
         return None
 
     def back(self, node: Any) -> Any:
-        """The node with every sentinel replaced by its value (empty whole blocks dropped)."""
+        """The node with every sentinel replaced by its value (empty whole blocks dropped).
+
+        The result shares no dict or list with ``node`` or the values (the values are JSON data)."""
         if isinstance(node, dict):
             return self._back_map(node)
         if isinstance(node, list):
@@ -284,23 +286,30 @@ class Sentinels:
     def _back_map(self, node: dict[Any, Any]) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
         for key, val in node.items():
+            if type(val) is str:
+                if "zzgr" not in val:  # the common leaf: no sentinel, nothing to put back
+                    out[key] = val
+                    continue
+            elif not isinstance(val, (dict, list)):
+                out[key] = val
+                continue
             if isinstance(key, str) and key == val and key in self.knob and key.startswith("zzgrb"):
                 real = self.value[key]
                 if isinstance(real, dict):
-                    out.update(copy.deepcopy(real))
+                    out.update(clone(real))
                 continue
             merged = self.merge_ids(val)
             if merged and len(merged) > 1:
                 union: dict[Any, Any] = {}
                 for mid in merged:
-                    union.update(copy.deepcopy(self.value[mid]) if isinstance(self.value[mid], dict) else {})
+                    union.update(clone(self.value[mid]) if isinstance(self.value[mid], dict) else {})
                 if union:
                     out[key] = union
                 continue
             sid = self.block_id(val) if not isinstance(val, list) else self._list_block(val)
             if sid is not None:
                 if not _empty(self.value[sid]):
-                    out[key] = copy.deepcopy(self.value[sid])
+                    out[key] = clone(self.value[sid])
                 continue
             out[key] = self.back(val)
         return out
@@ -308,13 +317,16 @@ class Sentinels:
     def _back_list(self, node: list[Any]) -> list[Any]:
         items: list[Any] = []
         for item in node:
+            if type(item) is str and "zzgr" not in item:
+                items.append(item)
+                continue
             sid = self.block_id(item)
             if sid is not None:
                 real = self.value[sid]
                 if isinstance(real, list):
-                    items.extend(copy.deepcopy(real))
+                    items.extend(clone(real))
                 elif real:
-                    items.append(copy.deepcopy(real))
+                    items.append(clone(real))
                 continue
             items.append(self.back(item))
         return items
@@ -606,6 +618,9 @@ class Analysis:
     def _split(self, comp: Component, values: dict[str, Any], real: dict[str, Obj]) -> tuple[list[Knob], list[Knob]]:
         """Transparent knobs that reproduce ``real`` when put back, and the rest (by bisection)."""
 
+        want = list(real.values())
+        want_blank = _blank(want, self.derived_at) if self.derived_at else want
+
         def ok(group: list[Knob]) -> bool:
             sent = Sentinels()
             vals = values
@@ -615,9 +630,10 @@ class Analysis:
             if tree is None:
                 return False
             back = sent.back(list(tree.values()))
-            want = list(real.values())
             if self.derived_at and len(back) == len(want):
-                back, want = _blank(back, self.derived_at), _blank(want, self.derived_at)
+                for i, p in self.derived_at:  # back is a fresh copy: blank it in place
+                    blank(back[i], p)
+                return bool(back == want_blank)
             return bool(back == want)
 
         bad: list[Knob] = []
