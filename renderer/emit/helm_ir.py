@@ -35,7 +35,15 @@ from typing import Any
 
 from renderer.components import Component
 from renderer.components.common import Obj
-from renderer.emit.helm_values import POOLS_READ, REMOVE, Path, assign, get, model_of
+from renderer.emit.helm_values import (
+    POOLS_READ,
+    REMOVE,
+    Path,
+    assign,
+    get,
+    model_of,
+    unwrap_sections,
+)
 from renderer.jsondata import clone
 
 SCALAR = "zzgrs{:05d}x"
@@ -216,22 +224,30 @@ CONTEXT = "\x00context"
 
 
 def build_tree(
-    comp: Component, values: dict[str, Any], cluster: str, seen: set[str] | None = None, context: list[Obj] | None = None
+    comp: Component,
+    values: dict[str, Any],
+    cluster: str,
+    seen: set[str] | None = None,
+    context: list[Obj] | None = None,
+    paths: set[Path] | None = None,
 ) -> dict[str, Obj]:
     """One component's objects as a full render gives them, keyed ``Kind/name``.
 
     ``context`` holds other components' RBAC bindings: whether a pod mounts a token depends on
-    whether any component binds its ServiceAccount.
+    whether any component binds its ServiceAccount. With ``seen`` and ``paths``, the build
+    records which sections and keys of them it read (:class:`helm_values.DeepReads`).
     """
     from renderer.render import finish
 
-    model = model_of(values, cluster, seen)
+    model = model_of(values, cluster, seen, paths if seen is not None else None)
     if not comp.enabled(model):
         return {}
     objs: dict[str, list[Obj]] = {comp.name: comp.build(model)}
     if context:
         objs[CONTEXT] = [_rebind(b, model.namespace) for b in context]
     built = finish(model, objs).get(comp.name) or []
+    if paths is not None and seen is not None:
+        built = unwrap_sections(built)
     return {f"{o['kind']}/{o['metadata']['name']}": o for o in built}
 
 
@@ -483,17 +499,24 @@ class Analysis:
         self.generated: dict[str, str] = {}
         self.masked: dict[tuple[tuple[Path, str], ...], dict[str, Obj] | None] = {}
         self.base_reads: set[str] = set()
+        self.base_paths: set[Path] = set()
+        """Which keys of those sections it read: ``(section, key)``, or ``(section,)`` for all."""
         """What the build of the component's base values read (sections and ``POOLS_READ``)."""
         """Masked trees of the component being analysed, by the changes made to its base values."""
 
-    def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None) -> dict[str, Obj] | None:
+    def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None, paths: set[Path] | None = None) -> dict[str, Obj] | None:
         try:
-            return build_tree(comp, values, self.cluster, self.seen if seen is None else seen, self.context.get(comp.name))
+            return build_tree(comp, values, self.cluster, self.seen if seen is None else seen, self.context.get(comp.name), paths)
         except Exception:  # a builder fed placeholders may fail: that knob is not transparent
             return None
 
     def masked_tree(
-        self, comp: Component, base_values: dict[str, Any], changes: list[tuple[Knob, Any]], reads: set[str] | None = None
+        self,
+        comp: Component,
+        base_values: dict[str, Any],
+        changes: list[tuple[Knob, Any]],
+        reads: set[str] | None = None,
+        paths: set[Path] | None = None,
     ) -> dict[str, Obj] | None:
         """``mask(tree(comp, values))`` where ``values`` is ``base_values`` with ``changes`` set
         one after the other (a pool set to False is removed, to True left as it is), memoised on the changes that change something.
@@ -501,7 +524,8 @@ class Analysis:
         A component's build is a pure function of the values' content, so the variants of one
         knob and the combinations of a group (which repeat the base and every single flip)
         build each distinct set of values once. The tree is shared: treat it as read-only.
-        ``reads`` (on the first call for given changes) collects what that build read.
+        ``reads`` and ``paths`` (on the first call for given changes) collect the sections and
+        the keys in them that build read.
         """
         vals = base_values
         key: list[tuple[Path, str]] = []
@@ -518,7 +542,7 @@ class Analysis:
             key.append((knob.path, repr(new)))
         memo = tuple(key)
         if memo not in self.masked:
-            self.masked[memo] = self.mask(self.tree(comp, vals, reads))
+            self.masked[memo] = self.mask(self.tree(comp, vals, reads, paths))
             self.seen |= reads or set()
         else:
             assert reads is None, "the reads of a memoised build are not known"
@@ -575,8 +599,8 @@ class Analysis:
                 structural.append(Knob(knob.path, "set", (False, True)))
             else:
                 fixed.add(knob.path)
-        self.base_reads = set()
-        base = self.masked_tree(comp, base_values, [], self.base_reads)
+        self.base_reads, self.base_paths = set(), set()
+        base = self.masked_tree(comp, base_values, [], self.base_reads, self.base_paths)
         assert base is not None
         tpl = self._variants(comp, values, base_values, base, structural, sent, fixed, good)
         tpl.derived = self.derived
@@ -765,7 +789,7 @@ class Analysis:
         if knob.path[:2] == ("driver", "pools"):
             # pool settings reach a build only through model.pools or values["nodePools"]
             return bool({POOLS_READ, "nodePools"} & self.base_reads)
-        return True
+        return knob.path[:1] in self.base_paths or knob.path[:2] in self.base_paths
 
     def _current(self, knob: Knob, values: dict[str, Any]) -> Any:
         if knob.kind == "pool":

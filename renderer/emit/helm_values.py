@@ -96,10 +96,181 @@ class Reads(dict[str, Any]):
         return copy.deepcopy(dict(super().items()), memo)
 
 
-def model_of(values: dict[str, Any], cluster: str, seen: set[str] | None = None) -> Model:
+class DeepReads(Reads):
+    """``Reads`` that also records, in ``paths``, which keys of each section were read.
+
+    A section (a map) is handed out as a :class:`Section`, which records ``(section, key)``
+    for every key looked up and ``(section,)`` for anything that sees the whole map (iterating,
+    copying, comparing, printing, changing). A list or scalar section read is ``(section,)``.
+    """
+
+    def __init__(self, data: dict[str, Any], seen: set[str], paths: set[Path]) -> None:
+        super().__init__(data, seen)
+        self.paths = paths
+        self.sections: dict[str, Section] = {}
+
+    def _wrap(self, key: str, value: Any) -> Any:
+        if type(value) is dict:
+            found = self.sections.get(key)
+            if found is None:
+                found = self.sections[key] = Section(value, key, self.paths)
+            return found
+        self.paths.add((key,))
+        return value
+
+    def __getitem__(self, key: str) -> Any:
+        return self._wrap(key, super().__getitem__(key))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.seen.add(key)
+        if not dict.__contains__(self, key):
+            return default
+        return self._wrap(key, dict.__getitem__(self, key))
+
+    def _all(self) -> None:
+        super()._all()
+        self.paths.update((key,) for key in dict.keys(self))
+
+
+class Section(dict[str, Any]):
+    """One section of :class:`DeepReads`: see there. Its size (``len``, truth) is not recorded:
+    the analysis only changes values of keys that exist, never a section's keys."""
+
+    def __init__(self, data: dict[str, Any], name: str, paths: set[Path]) -> None:
+        super().__init__(data)
+        self.name = name
+        self.paths = paths
+
+    def whole(self) -> None:
+        self.paths.add((self.name,))
+
+    def __getitem__(self, key: str) -> Any:
+        self.paths.add((self.name, key))
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.paths.add((self.name, key))
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self.paths.add((self.name, str(key)))
+        return super().__contains__(key)
+
+    def __iter__(self) -> Any:
+        self.whole()
+        return super().__iter__()
+
+    def __reversed__(self) -> Any:
+        self.whole()
+        return super().__reversed__()
+
+    def keys(self) -> Any:
+        self.whole()
+        return super().keys()
+
+    def items(self) -> Any:
+        self.whole()
+        return super().items()
+
+    def values(self) -> Any:
+        self.whole()
+        return super().values()
+
+    def copy(self) -> dict[str, Any]:
+        self.whole()
+        return dict.copy(self)
+
+    def __copy__(self) -> dict[str, Any]:
+        return self.copy()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        self.whole()
+        return copy.deepcopy(dict.copy(self), memo)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        self.whole()
+        return (dict, (dict.copy(self),))
+
+    def __eq__(self, other: object) -> bool:
+        self.whole()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        self.whole()
+        return dict.__ne__(self, other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        self.whole()
+        return dict.__repr__(self)
+
+    def __or__(self, other: Any) -> Any:
+        self.whole()
+        return dict.__or__(dict.copy(self), other)
+
+    def __ror__(self, other: Any) -> Any:
+        self.whole()
+        return dict.__or__(other, dict.copy(self)) if isinstance(other, dict) else NotImplemented
+
+    def _changed(self) -> None:  # builders never change the values; if one does, it saw them
+        self.whole()
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._changed()
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self._changed()
+        super().__delitem__(key)
+
+    def __ior__(self, other: Any) -> Any:
+        self._changed()
+        return super().__ior__(other)
+
+    def pop(self, *args: Any) -> Any:
+        self._changed()
+        return super().pop(*args)
+
+    def popitem(self) -> Any:
+        self._changed()
+        return super().popitem()
+
+    def setdefault(self, *args: Any) -> Any:
+        self._changed()
+        return super().setdefault(*args)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self._changed()
+        super().update(*args, **kwargs)
+
+    def clear(self) -> None:
+        self._changed()
+        super().clear()
+
+
+def unwrap_sections(node: Any) -> Any:
+    """``node`` with every :class:`Section` in it (handed out whole) replaced by a plain copy,
+    each recorded as read whole; changed in place, returned for the top level."""
+    if type(node) is Section:
+        node.whole()
+        return {k: unwrap_sections(v) for k, v in dict.items(node)}
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(value, (dict, list)):
+                node[key] = unwrap_sections(value)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            if isinstance(value, (dict, list)):
+                node[i] = unwrap_sections(value)
+    return node
+
+
+def model_of(values: dict[str, Any], cluster: str, seen: set[str] | None = None, paths: set[Path] | None = None) -> Model:
     """The model whose render the chart reproduces for ``values`` (not mutated).
 
-    With ``seen``, the model's values record which top-level sections were read.
+    With ``seen``, the model's values record which top-level sections were read; with
+    ``paths`` too, which keys of each section (:class:`DeepReads`).
     """
     from renderer.resolve import resolve_pool
 
@@ -115,7 +286,7 @@ def model_of(values: dict[str, Any], cluster: str, seen: set[str] | None = None)
         node_pools.append({**pool, "driver": settings})
     out["nodePools"] = node_pools
     if seen is not None:
-        out = Reads(out, seen)
+        out = Reads(out, seen) if paths is None else DeepReads(out, seen, paths)
     return _LazyPools(out, cluster, lambda: tuple(resolve_pool(out, p) for p in node_pools))
 
 
