@@ -213,6 +213,17 @@ def _has(values: Any, path: Path) -> bool:
     return True
 
 
+def _may_read(seen: set[str], paths: set[Path], path: Path) -> bool:
+    """Could a build that recorded ``seen`` and ``paths`` (:class:`helm_values.DeepReads`) have
+    read the value at ``path``? False only when it surely did not."""
+    if path[0] not in seen:
+        return False
+    if path[:2] == ("driver", "pools"):
+        # pool settings reach a build only through model.pools or values["nodePools"]
+        return bool({POOLS_READ, "nodePools"} & seen)
+    return path[:1] in paths or path[:2] in paths
+
+
 def _empty(value: Any) -> bool:
     return value in ("", 0, None) or value == [] or value == {}
 
@@ -557,16 +568,34 @@ class Analysis:
         tries: Iterator[tuple[tuple[Knob, Any], ...]] = itertools.chain(
             [()], ((s,) for s in singles), itertools.combinations(singles, 2)
         )
+        # What each build read: a try that changes a value its smaller try never read goes
+        # exactly as that try went (to nothing), so it is not built.
+        first: tuple[set[str], set[Path]] | None = None
+        read_by: dict[tuple[Path, str], tuple[set[str], set[Path]]] = {}
         for combo in tries:
             assignment = dict(start)
             for knob, value in combo:
                 assignment[knob.path] = value
             if len(assignment) != len(start) + len(combo):
                 continue
+            keys = [(knob.path, repr(value)) for knob, value in combo]
+            if len(combo) == 1 and first is not None and not _may_read(*first, combo[0][0].path):
+                read_by[keys[0]] = first
+                continue
+            if len(combo) == 2 and any(
+                keys[i] in read_by and not _may_read(*read_by[keys[i]], combo[1 - i][0].path) for i in (0, 1)
+            ):
+                continue
             values = self.values
             for path, value in assignment.items():
                 values = assign(values, path, value)
-            found = self.tree(comp, values)
+            reads: tuple[set[str], set[Path]] = (set(), set())
+            found = self.tree(comp, values, *reads)
+            self.seen |= reads[0]
+            if not combo:
+                first = reads
+            elif len(combo) == 1:
+                read_by[keys[0]] = reads
             if found:
                 return assignment
         return None
@@ -784,12 +813,7 @@ class Analysis:
 
     def _base_read(self, knob: Knob) -> bool:
         """Could the base build have read ``knob``'s value? (False only when it surely did not.)"""
-        if knob.path[0] not in self.base_reads:
-            return False
-        if knob.path[:2] == ("driver", "pools"):
-            # pool settings reach a build only through model.pools or values["nodePools"]
-            return bool({POOLS_READ, "nodePools"} & self.base_reads)
-        return knob.path[:1] in self.base_paths or knob.path[:2] in self.base_paths
+        return _may_read(self.base_reads, self.base_paths, knob.path)
 
     def _current(self, knob: Knob, values: dict[str, Any]) -> Any:
         if knob.kind == "pool":
