@@ -87,7 +87,7 @@ def _keep_crds(tpl: helm_ir.Template) -> None:
 def templates_for(model: Model) -> tuple[dict[str, Any], list[helm_ir.Template]]:
     from renderer.schema import load_schema
 
-    values = chart_values(model)
+    values = clone(chart_values(model))  # the analysis hands parts of it to builders: a copy of its own
     templates = helm_ir.analyse_all(COMPONENTS, values, model.cluster, load_schema())
     for tpl in templates:
         _keep_crds(tpl)

@@ -1216,10 +1216,17 @@ class EvalMemo:
         self.hits = 0
         self.misses = 0
 
-    def objects(self, tpl: Template, values: dict[str, Any]) -> list[Obj]:
+    def objects(self, tpl: Template, values: dict[str, Any], known: dict[Any, str] | None = None) -> list[Obj]:
+        """``tpl``'s objects for ``values``; ``known``: fingerprints already read from these values
+        (templates read many of the same values: each is fingerprinted once per values)."""
+        if known is None:
+            known = {}
         node = self.roots.get(id(tpl))
         while node is not None and node.path is not None:
-            node = node.children.get(_do_read(values, node.path))
+            fp = known.get(node.path)
+            if fp is None:
+                fp = known[node.path] = _do_read(values, node.path)
+            node = node.children.get(fp)
         if node is not None:
             self.hits += 1
             return node.result
@@ -1261,8 +1268,9 @@ def render_templates(templates: list[Template], values: dict[str, Any], memo: Ev
     With ``memo``, results are shared with earlier calls that read the same values: treat
     the returned objects as read-only."""
     out: list[Obj] = []
+    known: dict[Any, str] = {}
     for tpl in templates:
-        out += memo.objects(tpl, values) if memo is not None else _template_objects(tpl, values)
+        out += memo.objects(tpl, values, known) if memo is not None else _template_objects(tpl, values)
     return out
 
 

@@ -16,7 +16,6 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from renderer.jsondata import clone
 from renderer.model import Model, Pool
 
 Path = tuple[str, ...]
@@ -25,20 +24,17 @@ NOT_CHART_VALUES = ("gitops",)
 """Policy keys that reach no object (Argo CD settings): not values of the chart."""
 
 
-def _copy(data: Any) -> Any:
-    # plain data: the fast JSON-data copy; tracked values (analysis) keep their __deepcopy__
-    return clone(data) if type(data) is dict else copy.deepcopy(data)
-
-
 def chart_values(model: Model) -> dict[str, Any]:
-    values: dict[str, Any] = _copy(model.values)
+    """The chart values of ``model``: new maps down to ``driver.pools.<pool>``, the rest shared
+    with the model (every cluster's values are read, never changed; copy before changing)."""
+    values: dict[str, Any] = dict(model.values)
     for key in NOT_CHART_VALUES:
         values.pop(key, None)
-    driver = values.setdefault("driver", {})
+    driver = values["driver"] = dict(values.get("driver") or {})
     driver.pop("pools", None)
     pools: dict[str, Any] = {}
     for pool in model.pools:
-        settings = _copy(pool.driver)
+        settings = dict(pool.driver)
         settings.pop("pools", None)
         pools[pool.name] = settings
     driver["pools"] = pools
