@@ -224,6 +224,14 @@ def _may_read(seen: set[str], paths: set[Path], path: Path) -> bool:
     return path[:1] in paths or path[:2] in paths
 
 
+def _mentions_sentinel(node: Any) -> bool:
+    if isinstance(node, dict):
+        return any((isinstance(k, str) and "zzgr" in k) or _mentions_sentinel(v) for k, v in node.items())
+    if isinstance(node, list):
+        return any(_mentions_sentinel(v) for v in node)
+    return isinstance(node, str) and "zzgr" in node
+
+
 def _empty(value: Any) -> bool:
     return value in ("", 0, None) or value == [] or value == {}
 
@@ -672,7 +680,13 @@ class Analysis:
         """Transparent knobs that reproduce ``real`` when put back, and the rest (by bisection)."""
 
         want = list(real.values())
-        want_blank = _blank(want, self.derived_at) if self.derived_at else want
+        target = _blank(want, self.derived_at) if self.derived_at else want
+        blanks: dict[int, list[TPath]] = {}
+        for i, p in self.derived_at:
+            blanks.setdefault(i, []).append(p)
+        # an object equal to its real one holds no sentinel (the real ones hold none), so
+        # putting values back into it changes nothing: compared as it is
+        plain = not _mentions_sentinel(want)
 
         def ok(group: list[Knob]) -> bool:
             sent = Sentinels()
@@ -682,12 +696,18 @@ class Analysis:
             tree = self.tree(comp, vals)
             if tree is None:
                 return False
-            back = sent.back(list(tree.values()))
-            if self.derived_at and len(back) == len(want):
-                for i, p in self.derived_at:  # back is a fresh copy: blank it in place
-                    blank(back[i], p)
-                return bool(back == want_blank)
-            return bool(back == want)
+            objs = list(tree.values())
+            if len(objs) != len(want):  # an object is never a spliced block: back keeps the count
+                return False
+            for i, obj in enumerate(objs):  # object by object, stopping at the first difference
+                if plain and obj == want[i]:
+                    continue
+                back = sent.back(obj)
+                for p in blanks.get(i, ()):  # back is a fresh copy: blank it in place
+                    blank(back, p)
+                if back != target[i]:
+                    return False
+            return True
 
         bad: list[Knob] = []
 
