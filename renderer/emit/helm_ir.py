@@ -517,6 +517,8 @@ class Analysis:
         self.derived: list[tuple[str, str, TPath]] = []
         self.generated: dict[str, str] = {}
         self.masked: dict[tuple[tuple[Path, str], ...], dict[str, Obj] | None] = {}
+        self.captured: tuple[dict[str, Obj], set[str], set[Path]] | None = None
+        """The last placeholder build of :meth:`_split` with what it read."""
         self.base_reads: set[str] = set()
         self.base_paths: set[Path] = set()
         """Which keys of those sections it read: ``(section, key)``, or ``(section,)`` for all."""
@@ -567,8 +569,9 @@ class Analysis:
             assert reads is None, "the reads of a memoised build are not known"
         return self.masked[memo]
 
-    def enabling(self, comp: Component) -> dict[Path, Any] | None:
-        """Structural values (fewest changes first) under which ``comp`` renders objects."""
+    def enabling(self, comp: Component) -> tuple[dict[Path, Any], dict[str, Obj]] | None:
+        """Structural values (fewest changes first) under which ``comp`` renders objects, and
+        those objects."""
         start: dict[Path, Any] = {}
         if comp.key and isinstance(get(self.values, (comp.key, "enabled")), bool):
             start[(comp.key, "enabled")] = True
@@ -605,21 +608,21 @@ class Analysis:
             elif len(combo) == 1:
                 read_by[keys[0]] = reads
             if found:
-                return assignment
+                return assignment, found
         return None
 
     def analyse(self, comp: Component) -> Template | None:
         self.seen = set()
         self.masked = {}
+        self.captured = None
         self.derived_at, self.derived, self.generated = [], [], {}
-        enabling = self.enabling(comp)
-        if enabling is None:
+        enabled = self.enabling(comp)
+        if enabled is None:
             return None
+        enabling, real = enabled
         values = self.values
         for path, value in enabling.items():
             values = assign(values, path, value)
-        real = self.tree(comp, values)
-        assert real is not None
         self.derived_at = self._find_derived(comp, values, real)
         good, bad = self._split(comp, values, real)
         sent = Sentinels()
@@ -637,7 +640,13 @@ class Analysis:
             else:
                 fixed.add(knob.path)
         self.base_reads, self.base_paths = set(), set()
-        base = self.masked_tree(comp, base_values, [], self.base_reads, self.base_paths)
+        if self.captured is not None:  # _split built the base values last
+            tree, reads, paths = self.captured
+            self.base_reads |= reads
+            self.base_paths |= paths
+            base = self.masked[()] = self.mask(tree)
+        else:
+            base = self.masked_tree(comp, base_values, [], self.base_reads, self.base_paths)
         assert base is not None
         tpl = self._variants(comp, values, base_values, base, structural, sent, fixed, good)
         tpl.derived = self.derived
@@ -676,6 +685,14 @@ class Analysis:
                     break
         return tree
 
+    def _captured_tree(self, comp: Component, values: dict[str, Any]) -> dict[str, Obj] | None:
+        """``tree(comp, values)``, kept in ``captured`` with what it read (it may be the base build)."""
+        reads: tuple[set[str], set[Path]] = (set(), set())
+        tree = self.tree(comp, values, *reads)
+        self.seen |= reads[0]
+        self.captured = None if tree is None else (tree, *reads)
+        return tree
+
     def _split(self, comp: Component, values: dict[str, Any], real: dict[str, Obj]) -> tuple[list[Knob], list[Knob]]:
         """Transparent knobs that reproduce ``real`` when put back, and the rest (by bisection)."""
 
@@ -688,12 +705,12 @@ class Analysis:
         # putting values back into it changes nothing: compared as it is
         plain = not _mentions_sentinel(want)
 
-        def ok(group: list[Knob]) -> bool:
+        def ok(group: list[Knob], capture: bool = False) -> bool:
             sent = Sentinels()
             vals = values
             for knob in group:
                 vals = assign(vals, knob.path, sent.make(knob, get(values, knob.path)))
-            tree = self.tree(comp, vals)
+            tree = self._captured_tree(comp, vals) if capture else self.tree(comp, vals)
             if tree is None:
                 return False
             objs = list(tree.values())
@@ -725,8 +742,10 @@ class Analysis:
         for _ in range(3):
             bisect([k for k in candidates if k not in bad])
             good = [k for k in candidates if k not in bad]
-            if ok(good):
+            # the values of this last check are the template's base values (same sentinels)
+            if ok(good, capture=True):
                 return good, bad
+            self.captured = None
         return [], candidates
 
     def _alt_values(self, knob: Knob, current: Any, sent: Sentinels, values: dict[str, Any]) -> list[tuple[Any, Any]]:
@@ -772,7 +791,7 @@ class Analysis:
                 self._vary(comp, knob, values, base_values, base, sent, gate_atoms, refs, touched, on_values, knob_of)
         for cond in gate_atoms:
             gate = list(_and(tuple(gate) or ((),), cond))
-        objects: dict[str, Any] = copy.deepcopy(base)
+        objects: dict[str, Any] = clone(base)  # JSON data and immutable Derived leaves
         for group in _groups(touched):
             self._apply_group(comp, group, touched, on_values, knob_of, base_values, base, objects)
         for tpath, kpath in refs.items():  # also inside the variants just made
