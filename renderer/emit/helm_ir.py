@@ -1245,6 +1245,7 @@ class _MemoNode:
     path: Any = None  # the next read; None at a leaf
     children: dict[str, _MemoNode] = field(default_factory=dict)
     result: list[Obj] = field(default_factory=list)
+    rid: int = -1  # a small number standing for ``path`` in one EvalMemo (cheap to hash)
 
 
 class EvalMemo:
@@ -1252,19 +1253,20 @@ class EvalMemo:
 
     def __init__(self) -> None:
         self.roots: dict[int, _MemoNode] = {}
+        self.rids: dict[Any, int] = {}
         self.hits = 0
         self.misses = 0
 
-    def objects(self, tpl: Template, values: dict[str, Any], known: dict[Any, str] | None = None) -> list[Obj]:
+    def objects(self, tpl: Template, values: dict[str, Any], known: dict[int, str] | None = None) -> list[Obj]:
         """``tpl``'s objects for ``values``; ``known``: fingerprints already read from these values
         (templates read many of the same values: each is fingerprinted once per values)."""
         if known is None:
             known = {}
         node = self.roots.get(id(tpl))
         while node is not None and node.path is not None:
-            fp = known.get(node.path)
+            fp = known.get(node.rid)
             if fp is None:
-                fp = known[node.path] = _do_read(values, node.path)
+                fp = known[node.rid] = _do_read(values, node.path)
             node = node.children.get(fp)
         if node is not None:
             self.hits += 1
@@ -1285,6 +1287,7 @@ class EvalMemo:
         for path, fp in reads:
             if node.path is None and not node.children:
                 node.path = path
+                node.rid = self.rids.setdefault(path, len(self.rids))
             assert node.path == path, "template evaluation is not a function of its reads"
             node = node.children.setdefault(fp, _MemoNode())
         node.result = result
@@ -1307,7 +1310,7 @@ def render_templates(templates: list[Template], values: dict[str, Any], memo: Ev
     With ``memo``, results are shared with earlier calls that read the same values: treat
     the returned objects as read-only."""
     out: list[Obj] = []
-    known: dict[Any, str] = {}
+    known: dict[int, str] = {}
     for tpl in templates:
         out += memo.objects(tpl, values, known) if memo is not None else _template_objects(tpl, values)
     return out
