@@ -540,7 +540,8 @@ class Analysis:
         paths: set[Path] | None = None,
     ) -> dict[str, Obj] | None:
         """``mask(tree(comp, values))`` where ``values`` is ``base_values`` with ``changes`` set
-        one after the other (a pool set to False is removed, to True left as it is), memoised on the changes that change something.
+        one after the other (a pool set to False is removed, to True left as it is), memoised
+        on the changes that change something when they are at most one.
 
         A component's build is a pure function of the values' content, so the variants of one
         knob and the combinations of a group (which repeat the base and every single flip)
@@ -548,6 +549,23 @@ class Analysis:
         ``reads`` and ``paths`` (on the first call for given changes) collect the sections and
         the keys in them that build read.
         """
+        vals, memo = self._apply(base_values, changes)
+        if len(memo) > 1:  # a combination of a group: built once, never asked for again
+            return self.mask(self.tree(comp, vals))
+        if memo not in self.masked:
+            self.masked[memo] = self.mask(self.tree(comp, vals, reads, paths))
+            self.seen |= reads or set()
+        else:
+            assert reads is None, "the reads of a memoised build are not known"
+        return self.masked[memo]
+
+    def forget(self, base_values: dict[str, Any], changes: list[tuple[Knob, Any]]) -> None:
+        """Drop a memoised tree that will not be asked for again (peak memory)."""
+        self.masked.pop(self._apply(base_values, changes)[1], None)
+
+    @staticmethod
+    def _apply(base_values: dict[str, Any], changes: list[tuple[Knob, Any]]) -> tuple[dict[str, Any], tuple[tuple[Path, str], ...]]:
+        """The values ``masked_tree`` builds and its memo key."""
         vals = base_values
         key: list[tuple[Path, str]] = []
         for knob, setting in changes:
@@ -561,13 +579,7 @@ class Analysis:
                     continue  # already that value (repr: True, 1 and 1.0 stay apart)
             vals = assign(vals, knob.path, new)
             key.append((knob.path, repr(new)))
-        memo = tuple(key)
-        if memo not in self.masked:
-            self.masked[memo] = self.mask(self.tree(comp, vals, reads, paths))
-            self.seen |= reads or set()
-        else:
-            assert reads is None, "the reads of a memoised build are not known"
-        return self.masked[memo]
+        return vals, tuple(key)
 
     def enabling(self, comp: Component) -> tuple[dict[Path, Any], dict[str, Obj]] | None:
         """Structural values (fewest changes first) under which ``comp`` renders objects, and
@@ -836,6 +848,8 @@ class Analysis:
             if found:
                 per_alt.append((label, tree, found))
                 on.append((label, setting))
+            else:  # only the settings in `on` are built again (by _apply_group)
+                self.forget(base_values, [(knob, setting)])
         if knob.kind == "enum" and per_alt:
             like = _value_like(base, current, per_alt)
             for tp in sorted(like, key=repr):
