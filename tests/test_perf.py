@@ -52,3 +52,31 @@ def test_templates_survive_pickle(folder: Path) -> None:
     assert [template_text(t, "") for t in templates2] == [template_text(t, "") for t in templates]
     assert helm_ir.render_templates(templates2, values2) == helm_ir.render_templates(templates, values)
     assert pickle.loads(pickle.dumps(helm_ir.MISSING)) is helm_ir.MISSING
+
+
+@pytest.mark.parametrize("folder", [ROOT, CASES / "sandbox-kubevirt"], ids=lambda f: f.name)
+def test_skipping_unread_knobs_changes_no_template(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The analysis skips builds that change only values a build never read: with every value
+    taken as read, it must find the very same templates."""
+    p = plan(read_inputs(folder / "values.yaml", folder / "overlays"))
+    assert p.base is not None
+    fast = templates_for(p.base)
+    monkeypatch.setattr(helm_ir, "_may_read", lambda *_: True)
+    assert templates_for(p.base) == fast
+
+
+def test_section_records_what_is_read() -> None:
+    from renderer.emit.helm_values import DeepReads, unwrap_sections
+
+    seen: set[str] = set()
+    paths: set[tuple[str, ...]] = set()
+    values = DeepReads({"a": {"x": 1, "y": {"z": 2}}, "b": {"k": 3}, "c": [1], "d": {"q": 4}}, seen, paths)
+    section = values["a"]
+    assert section.get("x") == 1 and "y" in section
+    assert paths == {("a", "x"), ("a", "y")} and seen == {"a"}
+    assert values.get("c") == [1] and ("c",) in paths
+    assert dict(values["b"]) == {"k": 3} and ("b",) in paths  # copied whole
+    assert values["a"] is section
+    leaked = unwrap_sections([{"spec": values["d"]}])
+    assert leaked == [{"spec": {"q": 4}}] and type(leaked[0]["spec"]) is dict and ("d",) in paths
+    assert values.get("missing") is None and "missing" in seen
