@@ -127,6 +127,20 @@ class DeepReads(Reads):
         super()._all()
         self.paths.update((key,) for key in dict.keys(self))
 
+    def __eq__(self, other: object) -> bool:
+        self._all()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        self._all()
+        return dict.__ne__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        self._all()
+        return dict.__repr__(self)
+
 
 class Section(dict[str, Any]):
     """One section of :class:`DeepReads`: see there. Its size (``len``, truth) is not recorded:
