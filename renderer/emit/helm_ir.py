@@ -517,13 +517,13 @@ class Analysis:
         self.derived: list[tuple[str, str, TPath]] = []
         self.generated: dict[str, str] = {}
         self.masked: dict[tuple[tuple[Path, str], ...], dict[str, Obj] | None] = {}
+        """Masked trees of the component being analysed, by the changes made to its base values."""
         self.captured: tuple[dict[str, Obj], set[str], set[Path]] | None = None
         """The last placeholder build of :meth:`_split` with what it read."""
         self.base_reads: set[str] = set()
+        """What the build of the component's base values read (sections and ``POOLS_READ``)."""
         self.base_paths: set[Path] = set()
         """Which keys of those sections it read: ``(section, key)``, or ``(section,)`` for all."""
-        """What the build of the component's base values read (sections and ``POOLS_READ``)."""
-        """Masked trees of the component being analysed, by the changes made to its base values."""
 
     def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None, paths: set[Path] | None = None) -> dict[str, Obj] | None:
         try:
