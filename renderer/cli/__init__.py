@@ -8,7 +8,6 @@ Commands live one per module in this package; click is used nowhere else.
 from __future__ import annotations
 
 import sys
-import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -43,6 +42,8 @@ class GpuRenderGroup(click.Group):
             click.echo("interrupted", err=True)
             ctx.exit(130)
         except Exception as exc:
+            import traceback
+
             tb = traceback.extract_tb(exc.__traceback__)[-3:]
             click.echo("gpu-render: internal error (a bug; please report it):", err=True)
             click.echo("".join(traceback.format_list(tb)).rstrip(), err=True)

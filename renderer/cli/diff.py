@@ -7,16 +7,37 @@ folder (``values.yaml`` + ``overlays/``), or an output folder (``gpu-render.lock
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from renderer.cli import EXIT_OK, EXIT_PROBLEMS
-from renderer.diff import CLASSES, Diff, Side
-from renderer.inputs import Inputs
 from renderer.problems import UserError
+
+if TYPE_CHECKING:  # renderer.diff is imported when diff runs, not by every command's start-up
+    from renderer.diff import Diff, Side
+    from renderer.inputs import Inputs
+
+
+class DisruptionClass(click.Choice[str]):
+    """``click.Choice`` over :data:`renderer.diff.CLASSES`, read only when the option is parsed
+    or its help shown: ``gpu-render --help`` and the other commands never import the diff."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property  # type: ignore[override]
+    def choices(self) -> Sequence[str]:
+        from renderer.diff import CLASSES
+
+        return tuple(CLASSES)
+
+    @choices.setter
+    def choices(self, _value: Sequence[str]) -> None:
+        pass
 
 
 @dataclass(frozen=True)
@@ -140,7 +161,7 @@ def execute(opts: DiffOptions, cwd: Path) -> int:
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True, help="Output format.")
 @click.option("--show-noise", is_flag=True, help="Also list generated checksums and version labels.")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when there are changes (noise aside).")
-@click.option("--fail-on", multiple=True, type=click.Choice(list(CLASSES)), help="Exit 1 when a change has this disruption class (repeatable).")
+@click.option("--fail-on", multiple=True, type=DisruptionClass(), help="Exit 1 when a change has this disruption class (repeatable).")
 @click.option("--parts-dir", type=click.Path(path_type=Path), default=None, help="markdown: also write each comment-sized part to DIR/part-NNN.md.")
 @click.option("--comment-limit", type=click.IntRange(1000), default=65_536, show_default=True, hidden=True, help="markdown: characters per part.")
 def diff_cmd(base: str | None, head: str | None, values: Path, overlays: Path, fmt: str, show_noise: bool, exit_code: bool, fail_on: tuple[str, ...], parts_dir: Path | None, comment_limit: int) -> None:
