@@ -187,3 +187,26 @@ def test_journal_of_the_previous_format_still_rolls_forward(tmp_path: Path) -> N
     (staging / write.JOURNAL).write_text(json.dumps({"format": write.JOURNAL_FORMAT, "writes": ["base/a/one.yaml"], "deletes": ["top.yaml"]}))
     assert write.recover(out) == "rolled forward"
     assert (out / "base" / "a" / "one.yaml").read_text() == "ONE\n" and not (out / "top.yaml").exists()
+
+
+MANY = tree({f"overlays/c{i % 20:02d}/patches/p{i}.yaml": f"patch {i}\n" for i in range(150)} | {"base/x.yaml": "x\n"})
+
+
+def test_many_files_staged_by_threads_killed_anywhere(tmp_path: Path) -> None:
+    """Enough files for the threaded staging: kills while staging (any thread), right after
+    the journal and during the moves still give nothing or everything."""
+    out = tmp_path / "cold"
+    before = write.OPS.count
+    write.write_tree(out, MANY)
+    assert on_disk(out) == MANY
+    total = write.OPS.count - before  # staged files + journal + 2 folders + lock + staging removal
+    assert total == len(MANY) + 1 + 2 + 1 + 1
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for n in (1, 40, len(MANY) - 1, len(MANY), len(MANY) + 1, len(MANY) + 2, total):
+        target = tmp_path / f"k{n}"
+        proc = subprocess.run([sys.executable, "-c", KILLED_WRITE, str(target), json.dumps(MANY)], env={**env, write.KILL_ENV: str(n)}, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == -signal.SIGKILL, (n, proc.stderr)
+        with write.open_output(target):
+            pass
+        assert on_disk(target) == (MANY if n > len(MANY) else {}), n
+        assert not (target / write.STAGING).exists()
