@@ -11,6 +11,7 @@ from collections.abc import Callable
 from renderer.components import COMPONENTS
 from renderer.components.common import Obj
 from renderer.inputs import Inputs
+from renderer.memo import Memo
 from renderer.model import Model
 from renderer.pipeline import Plan, plan
 from renderer.problems import GpuRenderError, UserError
@@ -18,8 +19,14 @@ from renderer.problems import GpuRenderError, UserError
 Objects = dict[str, list[Obj]]
 
 
-def objects(model: Model) -> Objects:
-    """Every enabled component's objects, in registry order, hardened, each with its sync wave."""
+def objects(model: Model, memo: Memo | None = None) -> Objects:
+    """Every enabled component's objects, in registry order, hardened, each with its sync wave.
+
+    With a ``memo`` (one per build), components whose configuration an earlier model shared
+    are not rendered again: their lists are shared, so rendered objects must never be changed
+    afterwards (see :mod:`renderer.memo`)."""
+    if memo is not None:
+        return memo.objects(model)
     out: Objects = {}
     for comp in COMPONENTS:
         if comp.enabled(model):

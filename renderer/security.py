@@ -13,6 +13,7 @@ reasons, so ``gpu-render lint`` on the output passes and a reviewer reads why.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -285,9 +286,15 @@ def bound_service_accounts(objs: dict[str, list[Obj]]) -> set[tuple[str, str]]:
     return out
 
 
-def harden(model: Model, objs: dict[str, list[Obj]], keys: dict[str, str]) -> dict[str, list[Obj]]:
-    """Token off where unused, exemption annotations where a privilege is justified (in place)."""
-    bound = bound_service_accounts(objs)
+def harden(
+    model: Model, objs: dict[str, list[Obj]], keys: dict[str, str], bound: Container[tuple[str, str]] | None = None
+) -> dict[str, list[Obj]]:
+    """Token off where unused, exemption annotations where a privilege is justified (in place).
+
+    ``bound``: the ServiceAccounts some binding names, when ``objs`` is not the whole render
+    (by default, those of ``objs``)."""
+    if bound is None:
+        bound = bound_service_accounts(objs)
     for component, items in objs.items():
         for obj in items:
             _token(obj, bound)
@@ -302,7 +309,7 @@ def harden(model: Model, objs: dict[str, list[Obj]], keys: dict[str, str]) -> di
     return objs
 
 
-def _token(obj: Obj, bound: set[tuple[str, str]]) -> None:
+def _token(obj: Obj, bound: Container[tuple[str, str]]) -> None:
     pod = lint.pod_spec(obj)
     if pod is None or "automountServiceAccountToken" in pod:
         return

@@ -10,14 +10,16 @@ from renderer.pipeline import Plan
 def emit_all(p: Plan, progress: Callable[[str], None] | None = None) -> dict[str, str]:
     """Every output file. ``progress`` is told each cluster's name once its objects exist."""
     from renderer.emit import argocd, base, helm, kustomize, lock
+    from renderer.memo import Memo
     from renderer.render import objects
     from renderer.userpatches import patches_dir
 
     assert p.base is not None
-    base_objs = objects(p.base)
+    memo = Memo()
+    base_objs = objects(p.base, memo)
     cluster_objs = {}
     for name, model in p.clusters.items():
-        cluster_objs[name] = objects(model)
+        cluster_objs[name] = objects(model, memo)
         if progress is not None:
             progress(name)
     user = {name: (patches_dir(ci.values_path), ci.patches) for name, ci in p.inputs.items() if ci.patches}
