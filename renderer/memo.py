@@ -53,10 +53,13 @@ Objects = dict[str, list[Obj]]
 _ABSENT: Any = object()
 _INVALID: Any = object()
 _POOL_FIELDS = frozenset(f.name for f in dataclasses.fields(Pool))
+_SCALARS = frozenset({str, int, bool, float, type(None)})
 
 
 def _key(value: Any, whole: bool) -> str:
     """What a read saw, as a string: equal strings mean the reader could not tell the values apart."""
+    if type(value) in _SCALARS:
+        return repr(value)
     if value is _ABSENT:
         return "<absent>"
     if value is _INVALID:
@@ -485,11 +488,13 @@ def _lookup(model: Model, bound: Container[tuple[str, str]] | None, path: Path) 
 
 
 class _Node:
-    __slots__ = ("children", "path", "result", "whole")
+    __slots__ = ("children", "path", "read", "result", "whole")
 
     def __init__(self) -> None:
         self.path: Path | None = None
         self.whole = False
+        self.read: tuple[Path, bool] = ((), False)
+        """``(path, whole)``: the key of this read in one model's answers."""
         self.children: dict[str, _Node] = {}
         self.result: list[Obj] | None = None
 
@@ -563,10 +568,9 @@ class Memo:
             return _call(fn, model, bound)
         node: _Node | None = root
         while node is not None and node.path is not None:
-            read = (node.path, node.whole)
-            answer = cache.get(read)
+            answer = cache.get(node.read)
             if answer is None:
-                answer = cache[read] = _key(_lookup(model, bound, node.path), node.whole)
+                answer = cache[node.read] = _key(_lookup(model, bound, node.path), node.whole)
             node = node.children.get(answer)
         if node is not None and node.result is not None:
             self.hits += 1
@@ -619,7 +623,7 @@ def _insert(root: _Node, reads: list[tuple[Path, bool, str]], result: list[Obj])
         if node.path is None:
             if node.result is not None:
                 raise _Untrackable  # same answers, yet more reads: not a function of its reads
-            node.path, node.whole = path, whole
+            node.path, node.whole, node.read = path, whole, (path, whole)
         elif (node.path, node.whole) != (path, whole):
             raise _Untrackable
         node = node.children.setdefault(answer, _Node())
