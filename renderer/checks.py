@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from renderer.merge import Located
-from renderer.model import Pool
 from renderer.problems import Problem, Severity, pointer_of
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -28,8 +28,11 @@ def cluster_name(name: str, path: str) -> list[Problem]:
     ]
 
 
-def semantic(located: Located, cluster: str) -> list[Problem]:
-    """Cross-field rules; run only on values that passed the schema."""
+def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = None) -> list[Problem]:
+    """Cross-field rules; run only on values that passed the schema.
+
+    ``defaulted`` is ``with_defaults(located.data)`` when the caller has it (read only here).
+    """
     problems: list[Problem] = []
     pools = located.data.get("nodePools") or []
     seen: dict[str, int] = {}
@@ -40,7 +43,7 @@ def semantic(located: Located, cluster: str) -> list[Problem]:
             file, line, col = located.locate(pointer)
             problems.append(Problem(file, line, col, pointer, f"duplicate node pool name {name!r}", hint=f"also used by /nodePools/{seen[name]}", code="pool-duplicate"))
         seen.setdefault(name, index)
-    problems += pool_rules(located)
+    problems += pool_rules(located, defaulted)
     return problems
 
 
@@ -57,14 +60,14 @@ def _pool_pointer(located: Located, index: int, key: tuple[str, ...]) -> str:
     return pointer_of(["nodePools", index])
 
 
-def pool_rules(located: Located) -> list[Problem]:
+def pool_rules(located: Located, defaulted: dict[str, Any] | None = None) -> list[Problem]:
     """Per-pool image rules (digest + precompiled, kernel, driverType) and overlapping pools."""
     from renderer import driverimage
     from renderer.resolve import with_defaults
 
-    values = with_defaults(located.data)
+    values = with_defaults(located.data) if defaulted is None else defaulted
     problems: list[Problem] = []
-    resolved: list[tuple[int, Pool]] = []
+    resolved: list[tuple[int, str, dict[str, str]]] = []
     reported: set[tuple[str, str]] = set()
     for index, pool in enumerate(values.get("nodePools") or []):
         issues = driverimage.pool_issues(values, pool)
@@ -77,7 +80,7 @@ def pool_rules(located: Located) -> list[Problem]:
             severity = Severity.WARNING if issue.warning else Severity.ERROR
             problems.append(Problem(file, line, col, pointer, f"node pool {pool.get('name')!r}: {issue.message}", hint=issue.hint, code=issue.code, severity=severity))
         if not any(not issue.warning for issue in issues):
-            resolved.append((index, driverimage.resolve_pool(values, pool)))
+            resolved.append((index, str(pool["name"]), driverimage.pool_selector(values, pool)))
     problems += _overlaps(located, resolved)
     problems += _vgpu_manager_image(located, values)
     return problems
@@ -108,17 +111,20 @@ def _vgpu_manager_image(located: Located, values: dict[str, object]) -> list[Pro
     ]
 
 
-def _overlaps(located: Located, resolved: list[tuple[int, Pool]]) -> list[Problem]:
-    """Two pools must never select the same node: one node, one driver DaemonSet."""
+def _overlaps(located: Located, resolved: list[tuple[int, str, dict[str, str]]]) -> list[Problem]:
+    """Two pools must never select the same node: one node, one driver DaemonSet.
+
+    ``resolved``: (index, name, node selector) of each pool whose image resolved.
+    """
     from renderer import driverimage
 
     problems: list[Problem] = []
-    for j, (ib, b) in enumerate(resolved):
+    for j, (ib, b_name, b_selector) in enumerate(resolved):
         # one problem per pool, against the first earlier pool it overlaps: n identical
         # pools give n - 1 problems, not n * (n - 1) / 2 (found by scripts/fuzz)
-        first = next(((ia, a) for ia, a in resolved[:j] if driverimage.selectors_overlap(a.node_selector, b.node_selector)), None)
+        first = next(((ia, a_name) for ia, a_name, a_selector in resolved[:j] if driverimage.selectors_overlap(a_selector, b_selector)), None)
         if first is not None:
-            ia, a = first
+            ia, a_name = first
             pa, pb = f"/nodePools/{ia}", f"/nodePools/{ib}"
             fa, la, ca = located.locate(pa)
             file, line, col = located.locate(pb)
@@ -128,7 +134,7 @@ def _overlaps(located: Located, resolved: list[tuple[int, Pool]]) -> list[Proble
                     line,
                     col,
                     pb,
-                    f"node pools {b.name!r} and {a.name!r} ({fa}:{la}:{ca}) select the same nodes ({_selector_text(b.node_selector)})",
+                    f"node pools {b_name!r} and {a_name!r} ({fa}:{la}:{ca}) select the same nodes ({_selector_text(b_selector)})",
                     hint="give the pools different OS versions or kernels, or tell them apart with driver.nodeSelector",
                     code="pool-overlap",
                 )

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from renderer._version import OPERATOR_RELEASE
-from renderer.merge import deep_merge
+from renderer.merge import deep_merge, merged_view
 from renderer.model import Pool
 
 NFD = "feature.node.kubernetes.io"
@@ -194,15 +194,15 @@ def driver_type(driver: dict[str, Any]) -> str:
 
 
 def _driver_source(values: dict[str, Any], pool: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(merged driver settings of the pool, the pool's own ``driver`` entry)."""
+    """(merged driver settings of the pool, the pool's own ``driver`` entry), for reading."""
     own = pool.get("driver") or {}
-    return deep_merge(values.get("driver") or {}, own), own
+    return merged_view(values.get("driver") or {}, own), own
 
 
 def _vgpu_section(values: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
     """``vgpuManager`` with the image keys a vgpu-host-manager pool sets in its own ``driver``."""
     keys: dict[str, Any] = {k: own[k] for k in ("repository", "image", "version") if k in own}
-    return deep_merge(values.get("vgpuManager") or {}, keys)
+    return merged_view(values.get("vgpuManager") or {}, keys)
 
 
 def _main_section(values: dict[str, Any], driver: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
@@ -257,13 +257,9 @@ def resolve_pool(values: dict[str, Any], pool: dict[str, Any]) -> Pool:
     tag = os_tag(os_id, os_version, release)
     main = _main_section(values, driver, own)
     image = precompiled_image(main, kernel, tag) if precompiled else suffixed_image(main, tag)
-    selector = os_selector(os_id, os_version, release)
-    if precompiled:
-        selector[LABEL_KERNEL] = kernel
-    for key, value in sorted((driver.get("nodeSelector") or {}).items()):
-        selector.setdefault(str(key), str(value))
-    gds = deep_merge(values.get("gds") or {}, driver.get("gds") or {})
-    gdrcopy = deep_merge(values.get("gdrcopy") or {}, driver.get("gdrcopy") or {})
+    selector = _selector(os_id, os_version, release, kernel, precompiled, driver)
+    gds = merged_view(values.get("gds") or {}, driver.get("gds") or {})
+    gdrcopy = merged_view(values.get("gdrcopy") or {}, driver.get("gdrcopy") or {})
     vgpu = _vgpu_section(values, own if kind == "vgpu-host-manager" else {})
     images = {
         "driver": image,
@@ -277,7 +273,7 @@ def resolve_pool(values: dict[str, Any], pool: dict[str, Any]) -> Pool:
         os_version=os_version,
         kernel=kernel,
         runtime=str(pool.get("runtime") or values["cluster"].get("containerRuntime", "containerd")),
-        driver=driver,
+        driver=deep_merge(values.get("driver") or {}, own),
         os_tag=tag,
         image=image,
         node_selector=selector,
@@ -287,6 +283,23 @@ def resolve_pool(values: dict[str, Any], pool: dict[str, Any]) -> Pool:
         driver_type=kind,
         values=dict(pool),
     )
+
+
+def _selector(os_id: str, os_version: str, release: str, kernel: str, precompiled: bool, driver: dict[str, Any]) -> dict[str, str]:
+    selector = os_selector(os_id, os_version, release)
+    if precompiled:
+        selector[LABEL_KERNEL] = kernel
+    for key, value in sorted((driver.get("nodeSelector") or {}).items()):
+        selector.setdefault(str(key), str(value))
+    return selector
+
+
+def pool_selector(values: dict[str, Any], pool: dict[str, Any]) -> dict[str, str]:
+    """The node selector :func:`resolve_pool` gives the pool, without resolving the rest."""
+    release = str(values["cluster"].get("operatorRelease") or NEWEST)
+    os_info = pool.get("os") or {}
+    driver, _ = _driver_source(values, pool)
+    return _selector(str(os_info.get("id", "ubuntu")), str(os_info.get("version", "22.04")), release, str(pool.get("kernel") or ""), bool(driver.get("usePrecompiled")), driver)
 
 
 def selectors_overlap(a: dict[str, str], b: dict[str, str]) -> bool:

@@ -54,8 +54,14 @@ def _origins(path: str, positions: dict[str, Position]) -> dict[str, Origin]:
 
 
 def merge(base: Located, overlay: Source) -> Located:
-    """Return ``base`` with ``overlay`` merged over it; neither input is changed."""
-    data = clone(base.data)
+    """Return ``base`` with ``overlay`` merged over it; neither input is changed.
+
+    Copy on write: only the mappings on the path to a value the overlay sets are copied; every
+    other value (a whole untouched top-level section, say) is the base's own object, shared.
+    The result is for reading: the schema check relies on ``data[key] is base.data[key]`` to
+    know that a section is the fleet's, already validated.
+    """
+    data = dict(base.data)
     origins = dict(base.origins)
     key_origins = dict(base.key_origins)
     _merge_into(data, overlay.data, (), origins, key_origins, overlay)
@@ -86,6 +92,7 @@ def _merge_into(
             continue
         if isinstance(value, dict) and isinstance(target.get(key), dict):
             key_origins[pointer] = (src.path, *src.key_positions.get(pointer, (1, 1)))
+            target[key] = dict(target[key])  # the copy on the written path; the base's stays
             _merge_into(target[key], value, child, origins, key_origins, src)
             continue
         target[key] = clone(value)
@@ -115,3 +122,21 @@ def _merge_plain(target: dict[str, Any], patch: dict[str, Any]) -> None:
             _merge_plain(target[key], value)
         else:
             target[key] = clone(value)
+
+
+def merged_view(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """``deep_merge(base, patch)`` without the copies: equal data, sharing the inputs' values.
+
+    For reading only (image and selector rules look up a few keys of large sections).
+    """
+    if not patch:
+        return base
+    out = dict(base)
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merged_view(out[key], value)
+        else:
+            out[key] = value
+    return out

@@ -6,6 +6,7 @@ Pure: no disk access. Problems from every file are collected and returned togeth
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from renderer import checks, schema
 from renderer.inputs import ClusterInput, Inputs
@@ -13,7 +14,7 @@ from renderer.loader import load_text
 from renderer.merge import Located, from_source, merge
 from renderer.model import Model
 from renderer.problems import Problem, Severity
-from renderer.resolve import resolve
+from renderer.resolve import resolve, with_defaults
 from renderer.userpatches import check_user_patches, patches_dir
 
 FLEET = "fleet"
@@ -55,14 +56,18 @@ def plan(inputs: Inputs) -> Plan:
         if fleet is not None and src is not None:
             located[cluster.name] = merge(fleet, src)
     seen: set[Problem] = set()
+    sections = schema.FleetSections(fleet) if fleet is not None else None
+    defaulted: dict[str, dict[str, Any]] = {}
     for name, loc in located.items():
-        schema_problems = schema.validate(loc)
+        schema_problems = schema.validate(loc, sections if name != FLEET else None)
         for p in [*schema_problems, *schema.operator_only_warnings(loc)]:
             if p not in seen:
                 seen.add(p)
                 problems.append(p)
         if not schema_problems:
-            for p in checks.semantic(loc, name):
+            # defaulted once per cluster: read by the checks, then taken over by its model
+            defaulted[name] = with_defaults(loc.data)
+            for p in checks.semantic(loc, name, defaulted[name]):
                 if p not in seen:
                     seen.add(p)
                     problems.append(p)
@@ -71,6 +76,6 @@ def plan(inputs: Inputs) -> Plan:
     problems.sort()
     if any(p.severity is Severity.ERROR for p in problems) or fleet is None:
         return Plan(None, {}, located, tuple(problems))
-    base = resolve(fleet.data, FLEET)
-    clusters = {name: resolve(loc.data, name) for name, loc in located.items() if name != FLEET}
+    base = resolve(fleet.data, FLEET, defaulted.get(FLEET))
+    clusters = {name: resolve(loc.data, name, defaulted.get(name)) for name, loc in located.items() if name != FLEET}
     return Plan(base, clusters, located, tuple(problems), {c.name: c for c in inputs.clusters})

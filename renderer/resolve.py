@@ -37,9 +37,13 @@ def with_defaults(values: dict[str, Any]) -> dict[str, Any]:
     return deep_merge(_defaults(), values)
 
 
-def resolve(values: dict[str, Any], cluster: str) -> Model:
-    """Defaulted values plus resolved pools for one cluster (or the fleet base)."""
-    full = with_defaults(values)
+def resolve(values: dict[str, Any], cluster: str, defaulted: dict[str, Any] | None = None) -> Model:
+    """Defaulted values plus resolved pools for one cluster (or the fleet base).
+
+    ``defaulted`` is ``with_defaults(values)`` when the caller already made it (the model
+    takes it over; the caller must not keep using it).
+    """
+    full = with_defaults(values) if defaulted is None else defaulted
     full["cluster"]["name"] = cluster
     pools = tuple(resolve_pool(full, p) for p in full.get("nodePools") or [])
     return Model(values=full, cluster=cluster, pools=pools)

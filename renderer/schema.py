@@ -43,16 +43,60 @@ def _validator() -> Any:
     return Draft202012Validator(load_schema())
 
 
-def validate(located: Located) -> list[Problem]:
+def validate(located: Located, fleet: FleetSections | None = None) -> list[Problem]:
     """All schema problems of the merged values, deduplicated and sorted.
 
     Unknown keys point at the key, every other problem at the value; each carries the file the
     value came from (fleet values or an overlay).
+
+    With ``fleet`` (the fleet values an overlay was merged over), only the top-level sections
+    the overlay changed are validated; an untouched section is the fleet's own object (the merge
+    copies on write) and its problems are the fleet's, validated once. Same result: the root
+    schema has no keyword that relates one section to another (checked, else all is validated).
     """
-    problems: set[Problem] = set()
-    for err in _validator().iter_errors(located.data):
-        problems.update(_to_problems(err, located))
+    if fleet is None or not _sections_independent():
+        return sorted(_problems(located.data, located))
+    touched = {key: value for key, value in located.data.items() if fleet.data.get(key, _MISSING) is not value}
+    problems = _problems(touched, located) if touched else set()
+    for key in located.data.keys() - touched.keys():
+        problems.update(fleet.problems_of(key))
     return sorted(problems)
+
+
+_MISSING = object()
+
+
+def _problems(data: dict[str, Any], located: Located) -> set[Problem]:
+    problems: set[Problem] = set()
+    for err in _validator().iter_errors(data):
+        problems.update(_to_problems(err, located))
+    return problems
+
+
+class FleetSections:
+    """The fleet values' schema problems, one top-level section at a time (computed on demand)."""
+
+    def __init__(self, fleet: Located) -> None:
+        self.located = fleet
+        self.data = fleet.data
+        self._problems: dict[str, set[Problem]] = {}
+
+    def problems_of(self, key: str) -> set[Problem]:
+        found = self._problems.get(key)
+        if found is None:
+            found = self._problems[key] = _problems({key: self.data[key]}, self.located)
+        return found
+
+
+# Root keywords under which each top-level section validates on its own: the errors of a
+# document are the union of the errors of its one-section parts.
+_INDEPENDENT_ROOT = {"$schema", "$id", "$comment", "title", "description", "type", "properties", "additionalProperties", "$defs", "definitions"}
+
+
+@cache
+def _sections_independent() -> bool:
+    root = load_schema()
+    return root.get("type") == "object" and set(root) <= _INDEPENDENT_ROOT and isinstance(root.get("additionalProperties", True), bool)
 
 
 def _to_problems(err: Any, located: Located) -> list[Problem]:
