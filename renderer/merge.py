@@ -25,6 +25,8 @@ class Located:
     origins: dict[str, Origin] = field(default_factory=dict)
     key_origins: dict[str, Origin] = field(default_factory=dict)
     default_file: str = "values.yaml"
+    overlaid: frozenset[str] | None = None
+    """The top-level keys an overlay set (``merge``); every other section is the base's own."""
 
     def locate(self, pointer: str, *, key: bool = False) -> Origin:
         """Origin of ``pointer``, or of its nearest ancestor that has one."""
@@ -58,14 +60,14 @@ def merge(base: Located, overlay: Source) -> Located:
 
     Copy on write: only the mappings on the path to a value the overlay sets are copied; every
     other value (a whole untouched top-level section, say) is the base's own object, shared.
-    The result is for reading: the schema check relies on ``data[key] is base.data[key]`` to
-    know that a section is the fleet's, already validated.
+    The result is for reading: the schema check relies on it (with ``overlaid``) to know that a
+    section is the fleet's, already validated.
     """
     data = dict(base.data)
     origins = dict(base.origins)
     key_origins = dict(base.key_origins)
     _merge_into(data, overlay.data, (), origins, key_origins, overlay)
-    return Located(data, origins, key_origins, base.default_file)
+    return Located(data, origins, key_origins, base.default_file, frozenset(overlay.data))
 
 
 def _drop_under(table: dict[str, Origin], pointer: str) -> None:

@@ -50,13 +50,15 @@ def validate(located: Located, fleet: FleetSections | None = None) -> list[Probl
     value came from (fleet values or an overlay).
 
     With ``fleet`` (the fleet values an overlay was merged over), only the top-level sections
-    the overlay changed are validated; an untouched section is the fleet's own object (the merge
-    copies on write) and its problems are the fleet's, validated once. Same result: the root
+    the overlay set are validated; any other section is the fleet's own object (the merge copies
+    on write) and its problems, with their positions, are the fleet's, validated once. Same result: the root
     schema has no keyword that relates one section to another (checked, else all is validated).
     """
-    if fleet is None or not _sections_independent():
+    if fleet is None or located.overlaid is None or not _sections_independent():
         return sorted(_problems(located.data, located))
-    touched = {key: value for key, value in located.data.items() if fleet.data.get(key, _MISSING) is not value}
+    # a section the overlay set, even to an equal value, points into the overlay: validated
+    overlaid = located.overlaid
+    touched = {key: value for key, value in located.data.items() if key in overlaid or fleet.data.get(key, _MISSING) is not value}
     problems = _problems(touched, located) if touched else set()
     for key in located.data.keys() - touched.keys():
         problems.update(fleet.problems_of(key))
