@@ -1,33 +1,121 @@
-"""Emitters: objects -> files. Each owns one output folder."""
+"""Emitters: objects -> files. Each owns one output folder.
+
+A build is a map over clusters and a reduce over what they have in common:
+
+* :func:`cluster_unit` turns one cluster's objects into its own files
+  (``overlays/<cluster>/**``, the chart's ``values-<cluster>.yaml``, its Argo CD
+  Application under the ``applications`` layout) and a small JSON-able summary of what
+  the aggregate files need from it (list-generator element, AppProject destination,
+  kinds rendered, why the chart does not reproduce it);
+* :func:`aggregate` writes the fleet's files (base, chart, Argo CD project and
+  ApplicationSet, gpu-render.lock) from the fleet context and every cluster's summary.
+
+:func:`emit_all` streams: plan a cluster, render its objects, make its unit, drop the
+objects; so a build never holds every cluster's objects at once. A unit's summary and file
+hashes are all an incremental build needs to keep of a cluster it does not render again.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 
+from renderer.components.common import Obj
+from renderer.emit import helm
+from renderer.emit.lock import sha256
+from renderer.memo import Memo
+from renderer.model import Model
 from renderer.pipeline import Plan
+from renderer.userpatches import UserPatches
+
+Objects = dict[str, list[Obj]]
 
 
-def emit_all(p: Plan, progress: Callable[[str], None] | None = None) -> dict[str, str]:
-    """Every output file. ``progress`` is told each cluster's name once its objects exist."""
-    from renderer.emit import argocd, base, helm, kustomize, lock
+@dataclass(frozen=True)
+class FleetContext:
+    """What every cluster's unit is made against: the fleet model, its render and its chart."""
+
+    fleet: Model
+    base_objs: Objects
+    chart: helm.Chart
+    memo: Memo
+    """The build's component memo: clusters sharing a component's configuration share its objects."""
+
+
+@dataclass(frozen=True)
+class ClusterUnit:
+    """One cluster's own output files and the summary the aggregate files are made from."""
+
+    name: str
+    files: dict[str, str]
+    summary: dict[str, Any]
+    """JSON-able: ``argocd`` and ``chart`` parts (see those emitters' ``cluster_summary``)."""
+    hashes: dict[str, str]
+    """sha256 of each of ``files``."""
+
+
+def fleet_context(p: Plan, chart: tuple[dict[str, Any], list[Any]] | None = None) -> FleetContext:
+    """The fleet's render and chart analysis (``chart``: a kept ``helm.templates_for`` result)."""
     from renderer.memo import Memo
     from renderer.render import objects
-    from renderer.userpatches import patches_dir
 
     assert p.base is not None
     memo = Memo()
     base_objs = objects(p.base, memo)
-    cluster_objs = {}
-    for name, model in p.clusters.items():
-        cluster_objs[name] = objects(model, memo)
+    return FleetContext(p.base, base_objs, helm.analyse(p.base, base_objs, chart), memo)
+
+
+def cluster_unit(ctx: FleetContext, name: str, model: Model, objs: Objects, user: UserPatches = (), user_dir: str = "") -> ClusterUnit:
+    """Map step: one cluster's files and summary; ``user``: its hand-written patches, read from ``user_dir``."""
+    from renderer.emit import argocd, kustomize
+
+    flat = [o for items in objs.values() for o in items]
+    files = kustomize.emit_cluster(name, ctx.base_objs, objs, user, user_dir)
+    files.update(argocd.cluster_files(ctx.fleet, name, model, flat))
+    text, reason = helm.cluster_values(ctx.chart, name, model, objs)
+    if text is not None:
+        files[helm.cluster_values_path(name)] = text
+    summary = {
+        "argocd": argocd.cluster_summary(ctx.fleet, name, model, flat),
+        "chart": helm.cluster_summary(text, reason),
+    }
+    return ClusterUnit(name, files, summary, {path: sha256(t) for path, t in files.items()})
+
+
+def aggregate(ctx: FleetContext, summaries: dict[str, dict[str, Any]], unit_hashes: Iterable[dict[str, str]]) -> dict[str, str]:
+    """Reduce step: the fleet's own files (base, chart, Argo CD aggregates, lock)."""
+    from renderer.emit import argocd, base, lock
+
+    files = base.emit_objects(ctx.base_objs)
+    base.verify(files, ctx.base_objs)
+    flat = [o for items in ctx.base_objs.values() for o in items]
+    files.update(argocd.emit_fleet(ctx.fleet, flat, {n: s["argocd"] for n, s in summaries.items()}))
+    files.update(helm.emit_fleet(ctx.fleet, ctx.chart, {n: s["chart"] for n, s in summaries.items()}))
+    hashes = {path: sha256(text) for path, text in files.items()}
+    for h in unit_hashes:
+        hashes.update(h)
+    files.update(lock.emit_hashes(hashes))
+    return files
+
+
+def emit_all(p: Plan, progress: Callable[[str], None] | None = None) -> dict[str, str]:
+    """Every output file. ``progress`` is told each cluster's name once its unit exists."""
+    from renderer.render import objects
+    from renderer.userpatches import patches_dir
+
+    ctx = fleet_context(p)
+    files: dict[str, str] = {}
+    summaries: dict[str, dict[str, Any]] = {}
+    hashes: list[dict[str, str]] = []
+    for name, model in sorted(p.clusters.items()):
+        ci = p.inputs.get(name)
+        user, user_dir = (ci.patches, patches_dir(ci.values_path)) if ci is not None and ci.patches else ((), "")
+        unit = cluster_unit(ctx, name, model, objects(model, ctx.memo), user, user_dir)
+        files.update(unit.files)
+        summaries[name] = unit.summary
+        hashes.append(unit.hashes)
         if progress is not None:
             progress(name)
-    user = {name: (patches_dir(ci.values_path), ci.patches) for name, ci in p.inputs.items() if ci.patches}
-    files: dict[str, str] = {}
-    files.update(base.emit_objects(base_objs))
-    base.verify(files, base_objs)
-    files.update(kustomize.emit(base_objs, cluster_objs, user))
-    files.update(argocd.emit(p.base, base_objs, p.clusters, cluster_objs))
-    files.update(helm.emit(p, base_objs, cluster_objs))
-    files.update(lock.emit(p, files))
+    files.update(aggregate(ctx, summaries, hashes))
     return files

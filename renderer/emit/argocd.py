@@ -17,7 +17,7 @@ set per CRD by :mod:`renderer.waves`, not for the whole application.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from renderer import yamlio
@@ -59,16 +59,6 @@ def _gitops(model: Model) -> dict[str, Any]:
 
 def group_of(api_version: str) -> str:
     return api_version.rpartition("/")[0]
-
-
-def kinds(objs: Iterable[Obj]) -> tuple[list[Obj], list[Obj]]:
-    """(cluster-scoped, namespaced) ``{group, kind}`` lists of what is rendered, sorted."""
-    cluster: set[tuple[str, str]] = set()
-    namespaced: set[tuple[str, str]] = set()
-    for o in objs:
-        key = (group_of(str(o["apiVersion"])), str(o["kind"]))
-        (namespaced if o["metadata"].get("namespace") else cluster).add(key)
-    return ([{"group": g, "kind": k} for g, k in sorted(cluster)], [{"group": g, "kind": k} for g, k in sorted(namespaced)])
 
 
 def custom_kinds(objs: Iterable[Obj]) -> list[tuple[str, str]]:
@@ -259,13 +249,14 @@ def rolling_sync(fleet: Model) -> Obj | None:
     return {"type": "RollingSync", "rollingSync": {"steps": steps}}
 
 
-def applicationset(fleet: Model, clusters: dict[str, Model], objs: dict[str, list[Obj]]) -> Obj:
+def applicationset(fleet: Model, elements: list[Obj]) -> Obj:
+    """The ApplicationSet over every cluster's list-generator element (sorted by cluster; consumed)."""
     g = _gitops(fleet)
     if g.get("generator") == "clusters":
-        generator, template = _cluster_generator(fleet, [o for name in sorted(objs) for o in objs[name]])
+        generator, template = _cluster_generator(fleet, [i for e in elements for i in e["ignoreDifferences"]])
         patch = ""
     else:
-        generator, template, patch = _list_generator(fleet, clusters, objs)
+        generator, template, patch = _list_generator(fleet, elements)
     spec: Obj = {
         "goTemplate": True,
         "goTemplateOptions": ["missingkey=error"],
@@ -292,10 +283,9 @@ def _template_meta(fleet: Model, name: str, group: str) -> Obj:
     return meta
 
 
-def _list_generator(fleet: Model, clusters: dict[str, Model], objs: dict[str, list[Obj]]) -> tuple[Obj, Obj, str]:
+def _list_generator(fleet: Model, elements: list[Obj]) -> tuple[Obj, Obj, str]:
     """Elements carry everything that differs per cluster; empty server or name means unset."""
     g = _gitops(fleet)
-    elements = [_element(fleet, name, clusters[name], objs[name]) for name in sorted(clusters)]
     patch = ""
     if any(e["ignoreDifferences"] for e in elements):
         patch = "{{- if .ignoreDifferences }}\nspec:\n  ignoreDifferences: {{ toJson .ignoreDifferences }}\n{{- end }}\n"
@@ -308,14 +298,14 @@ def _list_generator(fleet: Model, clusters: dict[str, Model], objs: dict[str, li
     return {"list": {"elements": elements}}, template, patch
 
 
-def _cluster_generator(fleet: Model, objs: list[Obj]) -> tuple[Obj, Obj]:
+def _cluster_generator(fleet: Model, found: list[Obj]) -> tuple[Obj, Obj]:
     """Argo CD cluster secrets selected by label; the secret's name is the cluster's folder."""
     g = _gitops(fleet)
     selector = g.get("clusterSelector") or {"matchLabels": {FLEET_LABEL: str(g["project"])}}
     revision = str(g.get("targetRevision") or "HEAD")
     generator = {"clusters": {"selector": selector, "values": {"namespace": fleet.namespace, "targetRevision": revision}}}
     dest: Obj = {"server": "{{.server}}", "namespace": "{{.values.namespace}}"}
-    ignores = _dedupe(ignore_differences(objs, _ssd(fleet)))
+    ignores = _dedupe(found)
     spec = _app_spec(fleet, str(g["project"]), dest, source_path(fleet, "{{.name}}"), "{{.values.targetRevision}}", ignores)
     group = f'{{{{index .metadata.labels "{GROUP_LABEL}" | default "default"}}}}'
     return generator, {"metadata": _template_meta(fleet, "{{.name}}", group), "spec": spec}
@@ -345,17 +335,25 @@ def _element(fleet: Model, cluster: str, model: Model, objs: list[Obj]) -> Obj:
     }
 
 
-def appproject(fleet: Model, clusters: dict[str, Model], all_objs: list[Obj]) -> Obj:
+def _cluster_generated(fleet: Model) -> bool:
     g = _gitops(fleet)
-    cluster_kinds, namespaced_kinds = kinds(all_objs)
-    destinations: set[tuple[str, str, str]] = set()
-    if g.get("generator") == "clusters" and g.get("layout", "applicationset") == "applicationset":
-        destinations = {("server", "*", m.namespace) for m in [fleet, *clusters.values()]}
-    else:
-        for model in clusters.values() or [fleet]:
-            dest = destination(model)
-            field = "name" if "name" in dest else "server"
-            destinations.add((field, str(dest[field]), model.namespace))
+    return g.get("generator") == "clusters" and g.get("layout", "applicationset") == "applicationset"
+
+
+def project_destination(fleet: Model, model: Model) -> tuple[str, str, str]:
+    """The AppProject destination ``(field, value, namespace)`` one cluster (or the fleet) needs."""
+    if _cluster_generated(fleet):
+        return ("server", "*", model.namespace)
+    dest = destination(model)
+    field = "name" if "name" in dest else "server"
+    return (field, str(dest[field]), model.namespace)
+
+
+def appproject(fleet: Model, dests: Iterable[Sequence[str]], cluster_kinds: list[Obj], namespaced_kinds: list[Obj]) -> Obj:
+    g = _gitops(fleet)
+    destinations = {(str(f), str(v), str(ns)) for f, v, ns in dests}
+    if not destinations or _cluster_generated(fleet):
+        destinations.add(project_destination(fleet, fleet))
     return {
         "apiVersion": API,
         "kind": "AppProject",
@@ -371,10 +369,11 @@ def appproject(fleet: Model, clusters: dict[str, Model], all_objs: list[Obj]) ->
 
 
 def argocd_cm_patch(fleet: Model, all_objs: list[Obj]) -> Obj:
-    data = {
-        f"resource.customizations.health.{group}_{kind}": HEALTH_LUA % kind
-        for group, kind in custom_kinds(all_objs)
-    }
+    return _cm_patch(fleet, custom_kinds(all_objs))
+
+
+def _cm_patch(fleet: Model, custom: list[tuple[str, str]]) -> Obj:
+    data = {f"resource.customizations.health.{group}_{kind}": HEALTH_LUA % kind for group, kind in custom}
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -391,19 +390,51 @@ def flat(objs: Objects) -> list[Obj]:
     return [o for items in objs.values() for o in items]
 
 
-def emit(fleet: Model, base: Objects, clusters: dict[str, Model], cluster_objs: dict[str, Objects]) -> dict[str, str]:
+def _kind_keys(objs: Iterable[Obj]) -> list[list[Any]]:
+    """``[group, kind, namespaced]`` of every kind rendered, sorted (JSON-able)."""
+    keys = {(group_of(str(o["apiVersion"])), str(o["kind"]), bool(o["metadata"].get("namespace"))) for o in objs}
+    return [list(k) for k in sorted(keys)]
+
+
+def cluster_summary(fleet: Model, cluster: str, model: Model, objs: list[Obj]) -> dict[str, Any]:
+    """What the aggregate files need from one cluster (JSON-able): its list-generator element,
+    its AppProject destination and the kinds it renders."""
+    return {
+        "element": _element(fleet, cluster, model, objs),
+        "destination": list(project_destination(fleet, model)),
+        "kinds": _kind_keys(objs),
+    }
+
+
+def cluster_files(fleet: Model, cluster: str, model: Model, objs: list[Obj]) -> dict[str, str]:
+    """The cluster's own files: its Application under the ``applications`` layout."""
+    if _gitops(fleet).get("layout", "applicationset") != "applications":
+        return {}
+    return {f"{ROOT}/applications/{cluster}.yaml": yamlio.dump_file([application(fleet, cluster, model, objs)])}
+
+
+def emit_fleet(fleet: Model, base: list[Obj], summaries: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """The aggregate files of output/argocd/, from the base render and every cluster's summary."""
     g = _gitops(fleet)
-    per_cluster = {name: flat(objs) for name, objs in cluster_objs.items()}
-    everything = flat(base) + [o for name in sorted(per_cluster) for o in per_cluster[name]]
-    files: dict[str, str] = {f"{ROOT}/appproject.yaml": yamlio.dump_file([appproject(fleet, clusters, everything)])}
+    names = sorted(summaries)
+    keys = {(str(gr), str(k), bool(ns)) for gr, k, ns in _kind_keys(base)}
+    for name in names:
+        keys.update((str(gr), str(k), bool(ns)) for gr, k, ns in summaries[name]["kinds"])
+    cluster_kinds = [{"group": gr, "kind": k} for gr, k in sorted({(gr, k) for gr, k, ns in keys if not ns})]
+    namespaced_kinds = [{"group": gr, "kind": k} for gr, k in sorted({(gr, k) for gr, k, ns in keys if ns})]
+    project = appproject(fleet, [summaries[n]["destination"] for n in names], cluster_kinds, namespaced_kinds)
+    files: dict[str, str] = {f"{ROOT}/appproject.yaml": yamlio.dump_file([project])}
+    resources = ["appproject.yaml"]
     if g.get("layout", "applicationset") == "applications":
-        for name in sorted(clusters):
-            files[f"{ROOT}/applications/{name}.yaml"] = yamlio.dump_file([application(fleet, name, clusters[name], per_cluster[name])])
+        resources += [f"applications/{name}.yaml" for name in names]  # the clusters' own files
     else:
-        files[f"{ROOT}/applicationset.yaml"] = yamlio.dump_file([applicationset(fleet, clusters, per_cluster)])
-    resources = sorted(p[len(ROOT) + 1 :] for p in files)
+        elements = [dict(summaries[n]["element"]) for n in names]  # shallow: the generator drops a key
+        files[f"{ROOT}/applicationset.yaml"] = yamlio.dump_file([applicationset(fleet, elements)])
+        resources.append("applicationset.yaml")
+    resources.sort()
     files[f"{ROOT}/kustomization.yaml"] = yamlio.dump_file(
         [{"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "sortOptions": {"order": "legacy"}, "resources": resources}]
     )
-    files[f"{ROOT}/argocd-cm-patch.yaml"] = yamlio.dump_file([argocd_cm_patch(fleet, everything)])
+    custom = sorted({(gr, k) for gr, k, _ in keys if "." in gr and not gr.endswith(".k8s.io")})
+    files[f"{ROOT}/argocd-cm-patch.yaml"] = yamlio.dump_file([_cm_patch(fleet, custom)])
     return files

@@ -140,12 +140,3 @@ def emit_cluster(name: str, base: Objects, cluster: Objects, user: UserPatches =
         files[f"{root}/{USER_DIR}/{fname}"] = user_patch_header(name, fname) + raw.decode("utf-8")
     files[f"{root}/kustomization.yaml"] = yamlio.dump_file([kustomization(overlay, [f for f, _ in user])])
     return files
-
-
-def emit(base: Objects, clusters: dict[str, Objects], user: dict[str, tuple[str, UserPatches]] | None = None) -> dict[str, str]:
-    """Every cluster's overlay; ``user`` maps a cluster to (patch folder, its patches)."""
-    files: dict[str, str] = {}
-    for name in sorted(clusters):
-        user_dir, patches = (user or {}).get(name, ("", ()))
-        files.update(emit_cluster(name, base, clusters[name], patches, user_dir))
-    return files

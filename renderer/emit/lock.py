@@ -9,7 +9,6 @@ import hashlib
 import json
 
 from renderer._version import OPERATOR_RELEASE, __version__
-from renderer.pipeline import Plan
 
 LOCK = "gpu-render.lock"
 
@@ -18,12 +17,13 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def emit(p: Plan, files: dict[str, str]) -> dict[str, str]:
+def emit_hashes(hashes: dict[str, str]) -> dict[str, str]:
+    """The lock file listing every emitted file by its sha256 (``hashes``: path -> sha256)."""
     body = {
         "generator": "gpu-render",
         "version": __version__,
         "operatorRelease": OPERATOR_RELEASE,
-        "files": {path: sha256(text) for path, text in sorted(files.items())},
+        "files": dict(sorted(hashes.items())),
     }
     return {LOCK: json.dumps(body, indent=2, sort_keys=True) + "\n"}
 
