@@ -23,6 +23,7 @@ class BuildOptions:
     force: bool = False
     fmt: str = "text"
     quiet: bool = False
+    cache: bool = True
 
 
 def input_options(f: F) -> F:
@@ -37,17 +38,15 @@ def format_option(f: F) -> F:
 
 def execute_build(opts: BuildOptions) -> int:
     from renderer.inputs import read_inputs
-    from renderer.pipeline import plan
     from renderer.problems import UserError
     from renderer.write import open_output, plan_changes, write_tree
 
-    p = plan(read_inputs(opts.values, opts.overlays))
-    if p.errors or p.base is None:
-        print_problems(p.problems, opts.fmt)
-        return EXIT_PROBLEMS
-    if p.warnings and opts.fmt == "text" and not opts.quiet:
-        print_problems(p.warnings)
-    files = _render_with_progress(p, opts)
+    inputs = read_inputs(opts.values, opts.overlays)
+    use_cache = opts.cache and not opts.check  # a check proves the output from the inputs alone
+    built = _build(inputs, opts, _load_cache(opts.out, inputs) if use_cache else None)
+    if isinstance(built, int):
+        return built
+    files = dict(sorted(built.files.items()))
     if opts.check:
         try:
             with open_output(opts.out):  # finishes an interrupted build before comparing
@@ -59,21 +58,177 @@ def execute_build(opts: BuildOptions) -> int:
         _report(stale, opts, check=True)
         return EXIT_PROBLEMS if stale else EXIT_OK
     changes = write_tree(opts.out, files, dry_run=opts.dry_run, force=opts.force)
+    if opts.cache and not opts.dry_run:
+        _save_cache(opts.out, inputs, built)
     _report(changes, opts)
     return EXIT_OK
 
 
-def _render_with_progress(p: Any, opts: BuildOptions) -> dict[str, str]:
+def _build(inputs: Any, opts: BuildOptions, reuse: _Reuse | None) -> Any:
+    """Plan and render what changed (everything without a usable cache); an exit code on problems."""
+    from renderer import cache
+    from renderer.inputs import Inputs
+    from renderer.pipeline import plan
+    from renderer.render import self_check
+
+    kept = reuse.kept if reuse is not None else {}
+    p = plan(Inputs(inputs.values, inputs.values_path, tuple(c for c in inputs.clusters if c.name not in kept)) if kept else inputs)
+    if p.errors or p.base is None:
+        print_problems(p.problems, opts.fmt)
+        return EXIT_PROBLEMS
+    found = list(p.warnings)
+    destinations = {name: cache.destination_of(loc) for name, loc in p.located.items() if name in p.clusters}
+    if kept:
+        assert reuse is not None and reuse.state is not None
+        destinations.update({name: reuse.state.clusters[name].destination for name in kept})
+        changed = {c.name: cache.folder(c.values_path) for c in inputs.clusters if c.name not in kept}
+        told = cache.warnings(reuse.state, found, changed, sorted(kept), cache.shared_destinations(destinations))
+        if told is None:  # only a plan of every cluster can tell the warnings: render it all
+            return _build(inputs, opts, None)
+        found = told
+    if found and opts.fmt == "text" and not opts.quiet:
+        print_problems(found)
+    built = _render_with_progress(p, opts, kept, reuse.chart if reuse is not None else None)
+    self_check({path: built.files[path] for path in built.fresh})
+    return _Built(built.files, built.units, built.chart, tuple(found), reuse, destinations)
+
+
+def _render_with_progress(p: Any, opts: BuildOptions, kept: dict[str, Any], chart: Any) -> Any:
     """A progress bar on stderr for fleet builds, only when stderr is a terminal."""
     import sys
 
-    from renderer.render import render_plan
+    from renderer.emit import emit_units
 
     clusters = len(p.clusters)
     if opts.quiet or opts.fmt == "json" or clusters < 2 or not sys.stderr.isatty():
-        return render_plan(p)
+        return emit_units(p, None, kept, chart)
     with click.progressbar(length=clusters, label="rendering clusters", file=sys.stderr) as bar:
-        return render_plan(p, lambda _name: bar.update(1))
+        return emit_units(p, lambda _name: bar.update(1), kept, chart)
+
+
+# --- the incremental build's cache (see renderer/cache.py): the I/O half ------------------
+
+
+@dataclass(frozen=True)
+class _Reuse:
+    state: Any
+    """The cache's state (``cache.State``)."""
+    kept: dict[str, Any]
+    """Clusters whose inputs did not change and whose files are as written: name -> ``ClusterUnit``."""
+    stats: dict[str, tuple[int, int]]
+    """(size, mtime_ns) of every kept file."""
+    chart: Any
+    """The fleet's chart analysis, or None."""
+
+
+@dataclass(frozen=True)
+class _Built:
+    files: dict[str, str]
+    units: dict[str, Any]
+    chart: Any
+    warnings: tuple[Any, ...]
+    reuse: _Reuse | None
+    destinations: dict[str, dict[str, Any]]
+
+
+def _load_cache(out: Path, inputs: Any) -> _Reuse | None:
+    from renderer import cache
+
+    root = out / cache.CACHE_DIR
+    if out.is_symlink() or root.is_symlink():
+        return None
+    try:
+        state = cache.loads((root / cache.STATE).read_bytes())
+    except OSError:
+        return None
+    if state is None:
+        return None
+    try:
+        chart = cache.chart_loads((root / cache.CHART).read_bytes(), cache.fleet_key(inputs))
+    except OSError:
+        chart = None
+    kept: dict[str, Any] = {}
+    stats: dict[str, tuple[int, int]] = {}
+    for name, entry in cache.candidates(state, inputs).items():
+        unit = _read_unit(out, name, entry, stats)
+        if unit is not None:
+            kept[name] = unit
+    return _Reuse(state, kept, stats, chart)
+
+
+def _read_unit(out: Path, name: str, entry: Any, stats: dict[str, tuple[int, int]]) -> Any:
+    """The cluster's unit with its files read back, or None when any was edited, removed or replaced."""
+    import hashlib
+    import os
+    import stat
+
+    from renderer.emit import ClusterUnit
+
+    files: dict[str, str] = {}
+    seen: dict[str, tuple[int, int]] = {}
+    for path, (sha, size, mtime) in entry.files.items():
+        target = out.joinpath(*path.split("/"))
+        try:
+            st = os.stat(target, follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode) or (st.st_size, st.st_mtime_ns) != (size, mtime):
+                return None
+            data = target.read_bytes()
+        except OSError:
+            return None
+        if hashlib.sha256(data).hexdigest() != sha:
+            return None
+        try:
+            files[path] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        seen[path] = (size, mtime)
+    stats.update(seen)
+    return ClusterUnit(name, files, entry.summary, {p: f[0] for p, f in entry.files.items()})
+
+
+def _save_cache(out: Path, inputs: Any, built: _Built) -> None:
+    """Record this build for the next one; a cache that cannot be written is simply not there."""
+    import os
+
+    from renderer import cache
+
+    root = out / cache.CACHE_DIR
+    try:
+        if out.is_symlink() or root.is_symlink():
+            return
+        root.mkdir(exist_ok=True)
+        for name, text in ((".gitignore", cache.GITIGNORE), ("CACHEDIR.TAG", cache.CACHEDIR_TAG)):
+            if not (root / name).is_file():
+                (root / name).write_text(text, encoding="utf-8")
+        fleet = cache.fleet_key(inputs)
+        folders = {c.name: cache.folder(c.values_path) for c in inputs.clusters}
+        fleet_warnings, own = cache.split_warnings(list(built.warnings), folders)
+        known = built.reuse.stats if built.reuse is not None else {}
+        entries = {}
+        for ci in inputs.clusters:
+            unit = built.units[ci.name]
+            files = {}
+            for path in sorted(unit.files):
+                if path in known:
+                    size, mtime = known[path]
+                else:
+                    st = os.stat(out.joinpath(*path.split("/")), follow_symlinks=False)
+                    size, mtime = st.st_size, st.st_mtime_ns
+                files[path] = (unit.hashes[path], size, mtime)
+            entries[ci.name] = cache.Entry(cache.cluster_key(fleet, ci), unit.summary, files, own.get(ci.name, ()), built.destinations[ci.name])
+        _replace(root / cache.STATE, cache.dumps(cache.State(fleet, entries, fleet_warnings)))
+        if built.reuse is None or built.reuse.chart is None:
+            _replace(root / cache.CHART, cache.chart_dumps(fleet, built.chart))
+    except OSError:
+        return
+
+
+def _replace(path: Path, data: bytes) -> None:
+    import os
+
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # concurrent builds each write their own
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
 
 
 def _report(changes: list, opts: BuildOptions, check: bool = False) -> None:  # type: ignore[type-arg]
@@ -107,9 +262,13 @@ def _report(changes: list, opts: BuildOptions, check: bool = False) -> None:  # 
 @click.option("--force", is_flag=True, help="Build even if the output folder holds files gpu-render did not generate (they are kept).")
 @format_option
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems.")
-def build_cmd(values: Path, overlays: Path, out: Path, check: bool, dry_run: bool, force: bool, fmt: str, quiet: bool) -> None:
-    """Render the policy into OUT: Helm chart, Kustomize base and overlays, Argo CD apps."""
-    code = execute_build(BuildOptions(values, overlays, out, check, dry_run, force, fmt, quiet))
+@click.option("--no-cache", is_flag=True, help="Render every cluster; neither read nor write OUT/.gpu-render-cache/.")
+def build_cmd(values: Path, overlays: Path, out: Path, check: bool, dry_run: bool, force: bool, fmt: str, quiet: bool, no_cache: bool) -> None:
+    """Render the policy into OUT: Helm chart, Kustomize base and overlays, Argo CD apps.
+
+    Clusters whose inputs and output files did not change since the last build are not
+    rendered again (their files are read back); --check always renders everything."""
+    code = execute_build(BuildOptions(values, overlays, out, check, dry_run, force, fmt, quiet, not no_cache))
     if code:
         raise SystemExit(code)
 

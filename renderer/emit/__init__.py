@@ -19,17 +19,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from renderer.components.common import Obj
-from renderer.emit import helm
 from renderer.emit.lock import sha256
-from renderer.memo import Memo
-from renderer.model import Model
-from renderer.pipeline import Plan
-from renderer.userpatches import UserPatches
 
-Objects = dict[str, list[Obj]]
+if TYPE_CHECKING:  # importing an emitter (the writer imports lock) must not load them all
+    from renderer.components.common import Obj
+    from renderer.emit import helm
+    from renderer.memo import Memo
+    from renderer.model import Model
+    from renderer.pipeline import Plan
+    from renderer.userpatches import UserPatches
+
+Objects = dict[str, list["Obj"]]
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class ClusterUnit:
 
 def fleet_context(p: Plan, chart: tuple[dict[str, Any], list[Any]] | None = None) -> FleetContext:
     """The fleet's render and chart analysis (``chart``: a kept ``helm.templates_for`` result)."""
+    from renderer.emit import helm
     from renderer.memo import Memo
     from renderer.render import objects
 
@@ -68,7 +71,7 @@ def fleet_context(p: Plan, chart: tuple[dict[str, Any], list[Any]] | None = None
 
 def cluster_unit(ctx: FleetContext, name: str, model: Model, objs: Objects, user: UserPatches = (), user_dir: str = "") -> ClusterUnit:
     """Map step: one cluster's files and summary; ``user``: its hand-written patches, read from ``user_dir``."""
-    from renderer.emit import argocd, kustomize
+    from renderer.emit import argocd, helm, kustomize
 
     flat = [o for items in objs.values() for o in items]
     files = kustomize.emit_cluster(name, ctx.base_objs, objs, user, user_dir)
@@ -85,7 +88,7 @@ def cluster_unit(ctx: FleetContext, name: str, model: Model, objs: Objects, user
 
 def aggregate(ctx: FleetContext, summaries: dict[str, dict[str, Any]], unit_hashes: Iterable[dict[str, str]]) -> dict[str, str]:
     """Reduce step: the fleet's own files (base, chart, Argo CD aggregates, lock)."""
-    from renderer.emit import argocd, base, lock
+    from renderer.emit import argocd, base, helm, lock
 
     files = base.emit_objects(ctx.base_objs)
     base.verify(files, ctx.base_objs)
@@ -99,23 +102,54 @@ def aggregate(ctx: FleetContext, summaries: dict[str, dict[str, Any]], unit_hash
     return files
 
 
-def emit_all(p: Plan, progress: Callable[[str], None] | None = None) -> dict[str, str]:
-    """Every output file. ``progress`` is told each cluster's name once its unit exists."""
+@dataclass(frozen=True)
+class Emitted:
+    """A build's output files plus what an incremental build keeps of it."""
+
+    files: dict[str, str]
+    """Every output file."""
+    units: dict[str, ClusterUnit]
+    """Every cluster's unit, rendered or kept."""
+    chart: tuple[dict[str, Any], list[Any]]
+    """The fleet's chart analysis (a ``helm.templates_for`` result)."""
+    fresh: frozenset[str]
+    """The files made by this build (all but the kept units' files)."""
+
+
+def emit_units(
+    p: Plan,
+    progress: Callable[[str], None] | None = None,
+    kept: dict[str, ClusterUnit] | None = None,
+    chart: tuple[dict[str, Any], list[Any]] | None = None,
+) -> Emitted:
+    """Units of the clusters ``p`` planned, plus the ``kept`` units of clusters it did not
+    (an incremental build hands them in, files read back from the output folder), then the
+    aggregates over all of them. ``chart``: a kept analysis of the same fleet."""
     from renderer.render import objects
     from renderer.userpatches import patches_dir
 
-    ctx = fleet_context(p)
+    ctx = fleet_context(p, chart)
+    units = dict(kept or {})
+    overlap = units.keys() & p.clusters.keys()
+    if overlap:
+        raise ValueError(f"clusters both kept and planned: {sorted(overlap)}")
     files: dict[str, str] = {}
-    summaries: dict[str, dict[str, Any]] = {}
-    hashes: list[dict[str, str]] = []
     for name, model in sorted(p.clusters.items()):
         ci = p.inputs.get(name)
         user, user_dir = (ci.patches, patches_dir(ci.values_path)) if ci is not None and ci.patches else ((), "")
         unit = cluster_unit(ctx, name, model, objects(model, ctx.memo), user, user_dir)
+        units[name] = unit
         files.update(unit.files)
-        summaries[name] = unit.summary
-        hashes.append(unit.hashes)
         if progress is not None:
             progress(name)
-    files.update(aggregate(ctx, summaries, hashes))
-    return files
+    names = sorted(units)
+    files.update(aggregate(ctx, {n: units[n].summary for n in names}, (units[n].hashes for n in names)))
+    fresh = frozenset(files)
+    for name in kept or {}:
+        files.update(units[name].files)
+    return Emitted(files, units, (ctx.chart.values, ctx.chart.templates), fresh)
+
+
+def emit_all(p: Plan, progress: Callable[[str], None] | None = None) -> dict[str, str]:
+    """Every output file. ``progress`` is told each cluster's name once its unit exists."""
+    return emit_units(p, progress).files
