@@ -26,6 +26,7 @@ from renderer.emit.lock import sha256
 if TYPE_CHECKING:  # importing an emitter (the writer imports lock) must not load them all
     from renderer.components.common import Obj
     from renderer.emit import helm
+    from renderer.emit.kustomize import OverlayCache
     from renderer.memo import Memo
     from renderer.model import Model
     from renderer.pipeline import Plan
@@ -43,6 +44,8 @@ class FleetContext:
     chart: helm.Chart
     memo: Memo
     """The build's component memo: clusters sharing a component's configuration share its objects."""
+    overlays: OverlayCache
+    """The build's overlay patches and texts of those shared objects, made once."""
 
 
 @dataclass(frozen=True)
@@ -60,13 +63,14 @@ class ClusterUnit:
 def fleet_context(p: Plan, chart: tuple[dict[str, Any], list[Any]] | None = None) -> FleetContext:
     """The fleet's render and chart analysis (``chart``: a kept ``helm.templates_for`` result)."""
     from renderer.emit import helm
+    from renderer.emit.kustomize import OverlayCache
     from renderer.memo import Memo
     from renderer.render import objects
 
     assert p.base is not None
     memo = Memo()
     base_objs = objects(p.base, memo)
-    return FleetContext(p.base, base_objs, helm.analyse(p.base, base_objs, chart), memo)
+    return FleetContext(p.base, base_objs, helm.analyse(p.base, base_objs, chart), memo, OverlayCache())
 
 
 def cluster_unit(ctx: FleetContext, name: str, model: Model, objs: Objects, user: UserPatches = (), user_dir: str = "") -> ClusterUnit:
@@ -74,7 +78,7 @@ def cluster_unit(ctx: FleetContext, name: str, model: Model, objs: Objects, user
     from renderer.emit import argocd, helm, kustomize
 
     flat = [o for items in objs.values() for o in items]
-    files = kustomize.emit_cluster(name, ctx.base_objs, objs, user, user_dir)
+    files = kustomize.emit_cluster(name, ctx.base_objs, objs, user, user_dir, ctx.overlays)
     files.update(argocd.cluster_files(ctx.fleet, name, model, flat))
     text, reason = helm.cluster_values(ctx.chart, name, model, objs)
     if text is not None:

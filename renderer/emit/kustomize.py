@@ -68,20 +68,59 @@ def delete_patch(obj: Obj) -> Obj:
     return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": meta, "$patch": "delete"}
 
 
+class OverlayCache:
+    """One build's patches and YAML texts of objects, keyed by object identity.
+
+    The component memo hands clusters that share a configuration the same (read-only)
+    objects, so most clusters' overlays diff and print the same objects again. Every entry
+    holds the objects it was made from: an id cannot be reused while its entry lives. Past
+    ``LIMIT`` entries nothing more is kept (objects no other cluster shares would only hold
+    memory).
+    """
+
+    LIMIT = 50_000
+
+    def __init__(self) -> None:
+        self._patches: dict[tuple[int, int], tuple[Obj, Obj, list[patchdiff.Op], str]] = {}
+        self._texts: dict[int, tuple[Obj, str]] = {}
+
+    def patch(self, base_obj: Obj, obj: Obj) -> tuple[list[patchdiff.Op], str]:
+        """The JSON 6902 operations from ``base_obj`` to ``obj`` and their file text."""
+        hit = self._patches.get((id(base_obj), id(obj)))
+        if hit is not None and hit[0] is base_obj and hit[1] is obj:
+            return hit[2], hit[3]
+        ops = patchdiff.diff(base_obj, obj)
+        text = yamlio.dump_file([ops]) if ops else ""
+        if len(self._patches) < self.LIMIT:
+            self._patches[(id(base_obj), id(obj))] = (base_obj, obj, ops, text)
+        return ops, text
+
+    def text(self, obj: Obj) -> str:
+        """``obj`` as a file of its own."""
+        hit = self._texts.get(id(obj))
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        text = yamlio.dump_file([obj])
+        if len(self._texts) < self.LIMIT:
+            self._texts[id(obj)] = (obj, text)
+        return text
+
+
 @dataclass(frozen=True)
 class Overlay:
     """What one cluster's overlay holds, before it becomes files."""
 
-    patches: dict[str, tuple[Obj, list[patchdiff.Op]]]
-    """path -> (target object, JSON 6902 operations)."""
+    patches: dict[str, tuple[Obj, list[patchdiff.Op], str]]
+    """path -> (target object, JSON 6902 operations, their file text)."""
     deletions: dict[str, Obj]
     resources: dict[str, Obj]
 
 
-def plan_overlay(base: Objects, cluster: Objects) -> Overlay:
+def plan_overlay(base: Objects, cluster: Objects, cache: OverlayCache | None = None) -> Overlay:
+    cache = cache or OverlayCache()
     base_index = index(base)
     cluster_index = index(cluster)
-    patches: dict[str, tuple[Obj, list[patchdiff.Op]]] = {}
+    patches: dict[str, tuple[Obj, list[patchdiff.Op], str]] = {}
     resources: dict[str, Obj] = {}
     deletions: dict[str, Obj] = {}
     for key, (component, obj) in cluster_index.items():
@@ -89,9 +128,9 @@ def plan_overlay(base: Objects, cluster: Objects) -> Overlay:
         if key not in base_index:
             resources[f"resources/{path}"] = obj
             continue
-        ops = patchdiff.diff(base_index[key][1], obj)
+        ops, text = cache.patch(base_index[key][1], obj)
         if ops:
-            patches[f"patches/{path}"] = (obj, ops)
+            patches[f"patches/{path}"] = (obj, ops, text)
     for key, (component, obj) in base_index.items():
         if key not in cluster_index:
             deletions[f"patches/{component}/{object_filename(obj)}"] = delete_patch(obj)
@@ -101,7 +140,7 @@ def plan_overlay(base: Objects, cluster: Objects) -> Overlay:
 def kustomization(overlay: Overlay, user_files: Iterable[str]) -> Obj:
     patches: list[Obj] = []
     entries: dict[str, Obj] = {}
-    for path, (obj, _) in overlay.patches.items():
+    for path, (obj, _, _) in overlay.patches.items():
         entries[path] = {"path": path, "target": target(obj)}
     for path in overlay.deletions:
         entries[path] = {"path": path}
@@ -122,20 +161,24 @@ def user_patch_header(cluster: str, name: str) -> str:
     return f"{yamlio.HEADER}# Copied from overlays/{cluster}/patches/{name}; edit it there.\n"
 
 
-def emit_cluster(name: str, base: Objects, cluster: Objects, user: UserPatches = (), user_dir: str = "") -> dict[str, str]:
-    """One cluster's overlay files; ``user_dir`` is where its hand-written patches were read."""
-    overlay = plan_overlay(base, cluster)
+def emit_cluster(
+    name: str, base: Objects, cluster: Objects, user: UserPatches = (), user_dir: str = "", cache: OverlayCache | None = None
+) -> dict[str, str]:
+    """One cluster's overlay files; ``user_dir`` is where its hand-written patches were read;
+    ``cache``: the build's, shared by all its clusters."""
+    cache = cache or OverlayCache()
+    overlay = plan_overlay(base, cluster, cache)
     problems = target_problems(user_dir or f"overlays/{name}/patches", [ident(o) for items in cluster.values() for o in items], user)
     if problems:
         raise UserError(f"hand-written patches of cluster {name!r} do not apply", problems=problems)
     root = f"{ROOT}/{name}"
     files: dict[str, str] = {}
-    for path, (_, ops) in overlay.patches.items():
-        files[f"{root}/{path}"] = yamlio.dump_file([ops])
+    for path, (_, _, text) in overlay.patches.items():
+        files[f"{root}/{path}"] = text
     for path, doc in overlay.deletions.items():
         files[f"{root}/{path}"] = yamlio.dump_file([doc])
     for path, obj in overlay.resources.items():
-        files[f"{root}/{path}"] = yamlio.dump_file([obj])
+        files[f"{root}/{path}"] = cache.text(obj)
     for fname, raw in user:
         files[f"{root}/{USER_DIR}/{fname}"] = user_patch_header(name, fname) + raw.decode("utf-8")
     files[f"{root}/kustomization.yaml"] = yamlio.dump_file([kustomization(overlay, [f for f, _ in user])])
