@@ -85,19 +85,23 @@ class _Fallback(Exception):
     """The data holds something only PyYAML's own representer knows how to write."""
 
 
+class _MemoResolver:
+    """The resolver of our libyaml emitter and parser: memoised, no path resolvers (ours has none)."""
+
+    def resolve(self, kind: type, value: Any, implicit: Any) -> str:
+        return _resolve(kind, value, implicit)
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
+
+
 if _CEmitter is not None:
 
-    class _Emitter(_CEmitter):  # type: ignore[misc]
-        """libyaml's emitter with a memoised resolver and no path resolvers (as ours has none)."""
-
-        def resolve(self, kind: type, value: Any, implicit: Any) -> str:
-            return _resolve(kind, value, implicit)
-
-        def descend_resolver(self, current_node: Any, current_index: Any) -> None:
-            return None
-
-        def ascend_resolver(self) -> None:
-            return None
+    class _Emitter(_MemoResolver, _CEmitter):  # type: ignore[misc]
+        """libyaml's emitter with the memoised resolver."""
 
 
 def _float_text(data: float) -> str:
@@ -365,17 +369,8 @@ _SCALARS: dict[tuple[str, str], Any] = {}
 
 if _CParser is not None:
 
-    class _Parser(_CParser):  # type: ignore[misc]
+    class _Parser(_MemoResolver, _CParser):  # type: ignore[misc]
         """libyaml's parser and composer with the memoised resolver."""
-
-        def resolve(self, kind: type, value: Any, implicit: Any) -> str:
-            return _resolve(kind, value, implicit)
-
-        def descend_resolver(self, current_node: Any, current_index: Any) -> None:
-            return None
-
-        def ascend_resolver(self) -> None:
-            return None
 
 
 def _data(node: Node, seen: set[int]) -> Any:
