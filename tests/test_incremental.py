@@ -69,6 +69,13 @@ def build(run_cli: Callable[..., Any]) -> Any:
     return result
 
 
+def rebuild(run_cli: Callable[..., Any], rendered: list[str]) -> list[str]:
+    """Build once more; the clusters that build rendered, in order."""
+    rendered.clear()
+    build(run_cli)
+    return list(rendered)
+
+
 def add_cluster(repo: Path, name: str, text: str | None = None) -> None:
     (repo / "overlays" / name).mkdir()
     (repo / "overlays" / name / "values.yaml").write_text(text if text is not None else CLUSTER.format(name=name))
@@ -88,28 +95,20 @@ def test_cache_folder_is_tagged_and_left_alone(repo: Path, run_cli) -> None:  # 
 def test_unchanged_clusters_are_not_rendered(repo: Path, run_cli, rendered: list[str]) -> None:  # type: ignore[no-untyped-def]
     build(run_cli)
     assert sorted(rendered) == ["prod-east", "staging"]
-    rendered.clear()
-    build(run_cli)
-    assert rendered == []
+    assert rebuild(run_cli, rendered) == []
     values = repo / "overlays" / "staging" / "values.yaml"
     values.write_text(values.read_text() + "dcgmExporter:\n  serviceMonitor:\n    interval: 45s\n")
-    rendered.clear()
-    build(run_cli)
-    assert rendered == ["staging"]
+    assert rebuild(run_cli, rendered) == ["staging"]
     same_as_clean(repo, run_cli)
 
 
 def test_add_and_remove_clusters(repo: Path, run_cli, rendered: list[str]) -> None:  # type: ignore[no-untyped-def]
     build(run_cli)
     add_cluster(repo, "prod-west")
-    rendered.clear()
-    build(run_cli)
-    assert rendered == ["prod-west"]
+    assert rebuild(run_cli, rendered) == ["prod-west"]
     same_as_clean(repo, run_cli)
     shutil.rmtree(repo / "overlays" / "prod-east")
-    rendered.clear()
-    build(run_cli)
-    assert rendered == []
+    assert rebuild(run_cli, rendered) == []
     assert not (repo / "output" / "overlays" / "prod-east").exists()
     same_as_clean(repo, run_cli)
 
@@ -118,9 +117,7 @@ def test_fleet_change_renders_everything(repo: Path, run_cli, rendered: list[str
     build(run_cli)
     values = repo / "values.yaml"
     values.write_text(values.read_text() + "\n# a comment changes the bytes\n")
-    rendered.clear()
-    build(run_cli)
-    assert sorted(rendered) == ["prod-east", "staging"]
+    assert sorted(rebuild(run_cli, rendered)) == ["prod-east", "staging"]
     same_as_clean(repo, run_cli)
 
 
@@ -129,9 +126,7 @@ def test_hand_edits_are_rendered_over(repo: Path, run_cli, rendered: list[str]) 
     edited = repo / "output" / "overlays" / "staging" / "kustomization.yaml"
     edited.write_text(edited.read_text() + "# edited by hand\n")
     (repo / "output" / "chart" / "gpu-stack" / "values-prod-east.yaml").unlink()
-    rendered.clear()
-    build(run_cli)
-    assert sorted(rendered) == ["prod-east", "staging"]
+    assert sorted(rebuild(run_cli, rendered)) == ["prod-east", "staging"]
     same_as_clean(repo, run_cli)
     aggregate = repo / "output" / "argocd" / "applicationset.yaml"
     aggregate.write_text("# edited\n")
@@ -148,9 +143,7 @@ def test_same_size_same_mtime_edit_is_caught_by_hash(repo: Path, run_cli, render
     text = edited.read_text()
     edited.write_text(text.replace("Kustomization", "KustomizatioN"))
     os.utime(edited, ns=(st.st_atime_ns, st.st_mtime_ns))
-    rendered.clear()
-    build(run_cli)
-    assert "staging" in rendered
+    assert "staging" in rebuild(run_cli, rendered)
     same_as_clean(repo, run_cli)
 
 
@@ -242,9 +235,7 @@ def test_other_argocd_layouts(repo: Path, run_cli, rendered: list[str], gitops: 
     values.write_text(text.replace("\ngitops:\n", f"\ngitops:\n  {gitops}\n", 1))
     build(run_cli)
     add_cluster(repo, "prod-west")
-    rendered.clear()
-    build(run_cli)
-    assert rendered == ["prod-west"]
+    assert rebuild(run_cli, rendered) == ["prod-west"]
     same_as_clean(repo, run_cli)
 
 
@@ -255,9 +246,7 @@ def test_hand_written_patches_are_inputs(repo: Path, run_cli, rendered: list[str
     (patches / "zz-extra.yaml").write_text(
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gpu-operator\n  labels:\n    team: ml\n"
     )
-    rendered.clear()
-    build(run_cli)
-    assert rendered == ["staging"]
+    assert rebuild(run_cli, rendered) == ["staging"]
     same_as_clean(repo, run_cli)
 
 
