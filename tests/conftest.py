@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -16,19 +15,9 @@ from tests import realtools
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _reference() -> Path:
-    """The upstream data files (shared/reference) beside the checkout, or above it."""
-    override = os.environ.get("GPU_RENDER_REFERENCE")
-    if override:
-        return Path(override)
-    for parent in ROOT.parents:
-        candidate = parent / "shared" / "reference"
-        if candidate.is_dir():
-            return candidate
-    return ROOT.parent / "shared" / "reference"
-
-
-REFERENCE = _reference()
+# Upstream data the tests read (CRDs, the GPU Operator chart values): copied into the repo,
+# each file's source, version and licence in tests/data/README.md. No test reads outside the checkout.
+DATA = ROOT / "tests" / "data"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -17,7 +17,7 @@ from renderer.pipeline import plan
 from renderer.problems import UserError
 from renderer.render import objects, render
 from renderer.waves import WAVE
-from tests.conftest import REFERENCE, ROOT, run_tool
+from tests.conftest import DATA, ROOT, run_tool
 from tests.golden import CASES
 
 FLEETS = {"example": ROOT, **{p.name: p for p in sorted(CASES.iterdir()) if (p / "overlays").is_dir()}}
@@ -38,7 +38,7 @@ def _strict(schema: Any) -> Any:
 
 @cache
 def validator(kind: str) -> Draft7Validator:
-    crd = yamlio.load((REFERENCE / "argocd" / CRDS[kind]).read_text())
+    crd = yamlio.load((DATA / "argocd" / CRDS[kind]).read_text())
     (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1"]
     schema = _strict(copy.deepcopy(version["schema"]["openAPIV3Schema"]))
     return Draft7Validator(schema)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from renderer import fastyaml
 from renderer.loader import MAX_DEPTH, MAX_NODES, MAX_STRING, _parse_roundtrip
-from tests.conftest import REFERENCE, ROOT
+from tests.conftest import DATA, ROOT
 
 
 def both(text: str) -> tuple[Any, Any]:
@@ -48,7 +48,7 @@ def test_policy_files_take_the_fast_path_and_agree(path: Path) -> None:
 
 
 def test_upstream_values_agree() -> None:
-    assert_same((REFERENCE / "gpu-operator" / "values.yaml").read_text())
+    assert_same((DATA / "gpu-operator" / "values.yaml").read_text())
 
 
 @pytest.mark.parametrize(

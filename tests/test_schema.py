@@ -11,9 +11,9 @@ from jsonschema import Draft202012Validator
 
 from renderer import resolve
 from renderer.schema import OPERATOR_ONLY, load_schema
-from tests.conftest import REFERENCE
+from tests.conftest import DATA
 
-UPSTREAM = REFERENCE / "gpu-operator" / "values.yaml"
+UPSTREAM = DATA / "gpu-operator" / "values.yaml"
 
 
 def properties(node: dict[str, Any], path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import REFERENCE, ROOT
+from tests.conftest import DATA, ROOT
 
 
 @pytest.fixture
@@ -79,7 +79,7 @@ def test_schema_command_prints_the_schema(run_cli) -> None:  # type: ignore[no-u
 
 
 def test_import_operator_values_upstream(in_tmp: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
-    upstream = REFERENCE / "gpu-operator" / "values.yaml"
+    upstream = DATA / "gpu-operator" / "values.yaml"
     result = run_cli("import-operator-values", str(upstream), "-o", "values.yaml")
     assert result.exit_code == 0, result.output
     text = (in_tmp / "values.yaml").read_text()
@@ -99,7 +99,7 @@ def test_import_operator_values_upstream(in_tmp: Path, run_cli) -> None:  # type
 
 
 def test_upstream_values_file_is_usable_unchanged(run_cli) -> None:  # type: ignore[no-untyped-def]
-    result = run_cli("validate", "--values", str(REFERENCE / "gpu-operator" / "values.yaml"), "--overlays", "none")
+    result = run_cli("validate", "--values", str(DATA / "gpu-operator" / "values.yaml"), "--overlays", "none")
     assert result.exit_code == 0, result.output
 
 
