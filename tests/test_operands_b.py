@@ -313,7 +313,12 @@ def _committed_outputs() -> Iterator[tuple[str, dict[str, str]]]:
     root = Path(__file__).resolve().parent.parent
     folders = [root / "output", *sorted((root / "tests" / "cases").glob("*/expected"))]
     for folder in folders:
-        files = {p.relative_to(folder).as_posix(): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
+        files = {
+            p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8")
+            for p in sorted(folder.rglob("*"))
+            # the incremental build's cache (binary; never committed) is not output
+            if p.is_file() and ".gpu-render-cache" not in p.relative_to(folder).parts
+        }
         yield folder.relative_to(root).as_posix(), files
 
 
