@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from renderer.inputs import Inputs
@@ -23,7 +21,5 @@ def test_scalar_ruamel_cannot_construct_is_a_problem(text: str, where: tuple[int
 def test_many_identical_pools_give_linear_problems() -> None:
     """n pools selecting the same nodes: n - 1 problems (was n * (n - 1) / 2, minutes of work)."""
     pools = "".join(f"  - name: p{i}\n    os: {{id: ubuntu, version: '22.04'}}\n" for i in range(400))
-    start = time.perf_counter()
     p = plan(Inputs(f"nodePools:\n{pools}".encode(), "values.yaml", ()))
     assert len([x for x in p.errors if x.code == "pool-overlap"]) == 399
-    assert time.perf_counter() - start < 30

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 
 import pytest
@@ -207,11 +206,10 @@ def test_nesting_limit_block_style() -> None:
     assert [p.message for p in found] == [f"nesting deeper than {loader.MAX_DEPTH} levels"]
 
 
-def test_nesting_limit_flow_style_is_fast() -> None:
+def test_nesting_limit_flow_style() -> None:
+    """10 000 nested flow sequences end in one problem (the speed is the benchmark's business)."""
     text = "a: " + "[" * 10_000 + "]" * 10_000 + "\n"
-    start = time.perf_counter()
     found = problems(text)
-    assert time.perf_counter() - start < 5
     assert [p.message for p in found] == [f"nesting deeper than {loader.MAX_DEPTH} levels"]
 
 
@@ -226,19 +224,16 @@ def billion_laughs(levels: int = 9, width: int = 9) -> str:
 
 
 @pytest.mark.parametrize("width", [9, 50])
-def test_billion_laughs_is_bounded_in_time_and_memory(width: int) -> None:
+def test_billion_laughs_is_bounded_in_memory(width: int) -> None:
     """9 levels of 9 aliases would expand to 9**9 (387 million) strings."""
     tracemalloc.start()
-    start = time.perf_counter()
     try:
         found = problems(billion_laughs(9, width))
-        elapsed = time.perf_counter() - start
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert [p.code for p in found] == ["alias-limit"]
     assert found[0].message == f"an anchor is expanded more than {loader.MAX_ALIASES} times"
-    assert elapsed < 3
     assert peak < 64 * 1024 * 1024
 
 
