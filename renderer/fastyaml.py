@@ -37,6 +37,12 @@ _NUMBER = re.compile(
     re.X,
 )
 
+# NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR are line breaks to libyaml (YAML 1.1) and
+# ordinary characters to ruamel (YAML 1.2): libyaml would count lines differently, or accept
+# a document ruamel rejects. A text holding any of them takes the ruamel path. (CR and CRLF
+# are line breaks to both, and both count them alike.)
+_YAML11_BREAKS = re.compile("[\x85\u2028\u2029]")
+
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
 
@@ -51,6 +57,8 @@ def load(text: str, max_depth: int, max_string: int, max_nodes: int) -> tuple[An
 
     loader = getattr(yaml, "CSafeLoader", None)
     if loader is None:  # pragma: no cover - PyYAML built without libyaml
+        return None
+    if _YAML11_BREAKS.search(text):
         return None
     try:
         docs = list(yaml.compose_all(text, Loader=loader))

@@ -64,11 +64,30 @@ def test_upstream_values_agree() -> None:
         "<<: {a: 1}\n",  # merge key
         "a: 1\n---\nb: 2\n",  # two documents
         "a: [1\n",  # syntax error
+        "? '\x85  '\n: null\n",  # NEL, LS, PS: line breaks to libyaml (YAML 1.1), not to ruamel
+        "a: 1\x85b: 2\n",
+        "a: x\u2028y\nb: 2\n",
+        "a: 1\u2029b: 2\n",
     ],
 )
 def test_declines_what_needs_the_careful_path(text: str) -> None:
     fast, _ = both(text)
     assert fast is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\rb: 2\r",
+        "a: 1\r\nb:\r\n  - 2\r\n  - 'x\r\n  y'\r\nc: 3\r\n",
+        "a: 'x\ry'\rb: 1\r",
+        'a: "x\r\n\r\n  y"\nb: [1,\r2]\r\n',
+        "a: |\r\n  x\r\n  y\r\nb: 1\n",
+        "a: >\r  x\r  y\rb: 1\r",
+    ],
+)
+def test_cr_and_crlf_positions_agree(text: str) -> None:
+    assert assert_same(text)
 
 
 def test_timestamps_stay_the_text_written() -> None:
@@ -81,15 +100,26 @@ def test_yaml_1_1_booleans_are_strings_as_in_yaml_1_2() -> None:
     assert assert_same("a: yes\nb: on\nc: Off\n")
 
 
+# every character YAML treats as a line break somewhere: LF, CR (alone and in CRLF), and the
+# YAML 1.1 breaks NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR
+LINE_BREAKS = ["\n", "\r", "\r\n", "\x85", "\u2028", "\u2029"]
+
+def texts(min_size: int, max_size: int) -> st.SearchStrategy[str]:
+    """Any text, with the line breaks (CRLF counts as one piece) drawn often."""
+    pieces = st.one_of(st.characters(codec="utf-8"), st.sampled_from(LINE_BREAKS))
+    return st.lists(pieces, min_size=min_size, max_size=max_size).map("".join)
+
+
+
 scalars = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(min_value=-(10**20), max_value=10**20),
     st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=20),
+    texts(0, 20),
     st.sampled_from(["yes", "no", "on", "off", "~", "null", "True", "0x1f", "1e3", "22.04", "5.15.0-1040", "-", ":", "#x", "'q'", "a: b", "- x"]),
 )
-keys = st.one_of(st.text(min_size=1, max_size=12), st.sampled_from(["on", "yes", "1", "true", "null", "nodePools", "a b"]))
+keys = st.one_of(texts(1, 12), st.sampled_from(["on", "yes", "1", "true", "null", "nodePools", "a b"]))
 trees = st.recursive(scalars, lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(keys, children, max_size=4)), max_leaves=20)
 
 
@@ -101,6 +131,6 @@ def test_fast_path_agrees_on_generated_documents(tree: dict[str, Any], flow: boo
 
 
 @settings(max_examples=300, deadline=None, derandomize=True, database=None)
-@given(text=st.text(alphabet=st.sampled_from(list("ab: -[]{},'\"#&*!|>\n  01.~") ), max_size=40))
+@given(text=st.lists(st.sampled_from([*"ab: -[]{},'\"#&*!|>  01.~", *LINE_BREAKS]), max_size=40).map("".join))
 def test_fast_path_agrees_on_arbitrary_text(text: str) -> None:
     assert_same(text)
