@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import settings
 
 from tests import realtools
 
@@ -18,6 +20,20 @@ ROOT = Path(__file__).resolve().parent.parent
 # Upstream data the tests read (CRDs, the GPU Operator chart values): copied into the repo,
 # each file's source, version and licence in tests/data/README.md. No test reads outside the checkout.
 DATA = ROOT / "tests" / "data"
+
+# Hypothesis profiles: a quick one for the README's test command, a thorough one for CI
+# (selected by CI=true, which CI services set, or by HYPOTHESIS_PROFILE=ci|dev). Both are
+# derandomized: a run's examples depend only on the code, so a failure reproduces anywhere.
+CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+settings.register_profile("dev", deadline=None, derandomize=True, database=None, max_examples=20)
+settings.register_profile("ci", deadline=None, derandomize=True, database=None, max_examples=100, print_blob=True)
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if CI else "dev")
+settings.load_profile(PROFILE)
+
+
+def examples(thorough: int) -> int:
+    """A property test's example count: ``thorough`` under the ci profile, a fifth otherwise."""
+    return thorough if PROFILE == "ci" else max(10, thorough // 5)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -254,6 +254,7 @@ def test_text_colour_only_when_asked(repo: Path, run_cli: Run) -> None:
     assert "\x1b[" not in run_cli("diff", "main", "change").stdout
 
 
+@pytest.mark.slow
 def test_markdown_for_200_clusters_splits_into_comments(repo: Path, run_cli: Run, tmp_path: Path) -> None:
     overlays = {f"overlays/c{i:03d}/values.yaml": f"mig:\n  strategy: {'mixed' if i % 2 else 'single'}\n" for i in range(200)}
     commit(repo, {"overlays/prod/values.yaml": None, "overlays/staging/values.yaml": None, **overlays}, "200 clusters")

@@ -63,6 +63,7 @@ def _static(values: dict[str, Any]) -> list[dict[str, Any]]:
     return static_objects(p.base)
 
 
+@pytest.mark.slow
 def test_helm_lint_strict_example_and_golden_cases(helm: str, example: Path, tmp_path: Path) -> None:
     charts = [str(example)]
     for name in case_names():

@@ -22,6 +22,7 @@ from renderer.loader import Source, load_text
 from renderer.merge import Located, deep_merge, from_source, merge, merged_view
 from renderer.pipeline import FLEET, plan
 from renderer.resolve import resolve, with_defaults
+from tests.conftest import examples
 from tests.golden import CASES, case_names
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,7 +102,7 @@ section_values = st.one_of(
 overlays = st.dictionaries(st.sampled_from(["driver", "mig", "psa", "dcgmExporter", "toolkit", "unknownTop", "cdi", "gitops"]), section_values, max_size=4)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(overlays)
 @example({"unknownTop": 1})  # the fleet's value again: the problem points into the overlay
 def test_sectioned_validation_equals_full_validation_on_random_overlays(overlay: dict[str, Any]) -> None:
@@ -128,7 +129,7 @@ plain = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.dictionaries(st.sampled_from(["a", "b", "c"]), plain, max_size=4), st.dictionaries(st.sampled_from(["a", "b", "c"]), plain, max_size=4))
 def test_merged_view_equals_deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> None:
     base_copy, patch_copy = copy.deepcopy(base), copy.deepcopy(patch)

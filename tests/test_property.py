@@ -21,8 +21,9 @@ from renderer.loader import load_text
 from renderer.merge import from_source, merge
 from renderer.pipeline import plan
 from renderer.schema import load_schema, validate
+from tests.conftest import examples
 
-FAST = settings(max_examples=100, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=examples(100), deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 
 # --- strategies ---------------------------------------------------------------------------
 
@@ -90,7 +91,7 @@ def test_yaml_like_text_never_raises_through_plan(fleet: str, overlay: str) -> N
         assert p.line >= 1 and p.column >= 1 and p.file in ("values.yaml", "overlays/prod/values.yaml")
 
 
-@settings(FAST, max_examples=50)
+@settings(FAST, max_examples=examples(50))
 @given(roots)
 def test_json_like_trees_load_back_equal(tree: dict[str, Any]) -> None:
     source, problems = load_text(as_yaml(tree), "v.yaml")
@@ -98,7 +99,7 @@ def test_json_like_trees_load_back_equal(tree: dict[str, Any]) -> None:
     assert source.data == json.loads(json.dumps(tree))
 
 
-@settings(FAST, max_examples=40)
+@settings(FAST, max_examples=examples(40))
 @given(roots, roots)
 def test_json_like_trees_never_raise_in_merge_validate_plan(fleet: dict[str, Any], overlay: dict[str, Any]) -> None:
     fleet_src, _ = load_text(as_yaml(fleet), "values.yaml")
@@ -150,7 +151,7 @@ def _alternatives(value: Any, rng: random.Random) -> list[Any]:
     return []
 
 
-@settings(FAST, max_examples=20)
+@settings(FAST, max_examples=examples(20))
 @given(st.integers(0, 2**32), st.integers(1, 12))
 def test_plan_of_mutated_defaults_never_raises(seed: int, count: int) -> None:
     values = mutations(resolve.defaults(), random.Random(seed), count)

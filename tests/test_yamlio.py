@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from renderer import yamlio
+from tests.conftest import examples
 from tests.golden import CASES, case_names
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,7 +74,7 @@ json_like = st.recursive(
 )
 
 
-@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(800), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(json_like)
 @example({"a": "l1\nl2\n", "b": ["x\n  y", " lead\n"], "c": {"d": "t\n\n"}, "e": [{"f": "a\nb"}]})
 @example({"k": [["x", -0.0], {"y": 0.0, "z": 1, "w": True, "v": 1.0}]})
@@ -82,7 +83,7 @@ def test_dump_equals_the_reference(data: Any) -> None:
     assert yamlio.dump(data) == reference_dump(data)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(json_like)
 def test_load_all_equals_the_reference(data: Any) -> None:
     text = reference_dump(data) + "---\n" + reference_dump([data])
