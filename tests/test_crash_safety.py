@@ -171,6 +171,7 @@ def test_sigkill_at_random_times(tmp_path: Path, states: dict[str, object]) -> N
         assert snapshot(repo / "output") == states["b"]
 
 
+@pytest.mark.slow
 def test_recovery_is_itself_crash_safe(tmp_path: Path, states: dict[str, object]) -> None:
     """A build killed after its commit point, then a recovery killed too, then recovery."""
     from renderer import write
@@ -197,6 +198,7 @@ def test_incomplete_staging_is_discarded(tmp_path: Path, states: dict[str, objec
     assert assert_a_or_b(repo / "output", states) == "a"
 
 
+@pytest.mark.slow
 def test_two_concurrent_builds_do_not_corrupt(tmp_path: Path, states: dict[str, object]) -> None:
     repo = make_repo(tmp_path, states["a"])  # type: ignore[arg-type]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

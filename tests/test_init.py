@@ -44,7 +44,7 @@ def install_step(workflow: str) -> list[str]:
 
 def pip_resolves(argv: list[str]) -> subprocess.CompletedProcess[str]:
     assert argv[:4] == ["python", "-m", "pip", "install"], argv
-    cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-index", "--disable-pip-version-check", *argv[4:]]
+    cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-deps", "--no-index", "--disable-pip-version-check", *argv[4:]]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
 
 

@@ -92,14 +92,14 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.mark.parametrize("kube_version", ["1.31", "1.35"])
+@pytest.mark.parametrize("kube_version", [pytest.param("1.31", marks=pytest.mark.slow), "1.35"])  # 1.31: in CI
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_objects_pass_strict_schemas(variant: str, kube_version: str) -> None:
     objs = [o for items in objects(model(VARIANTS[variant])).values() for o in items]
     assert strict_validate(objs, kube_version) == []
 
 
-@pytest.mark.parametrize("kube_version", ["1.31", "1.35"])
+@pytest.mark.parametrize("kube_version", [pytest.param("1.31", marks=pytest.mark.slow), "1.35"])  # 1.31: in CI
 @pytest.mark.parametrize("case", [c for c in case_names() if c != "minimal"])
 def test_golden_cases_pass_strict_schemas(case: str, kube_version: str) -> None:
     from renderer import yamlio

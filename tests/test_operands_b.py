@@ -119,7 +119,7 @@ def service_monitor_crd() -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all((DATA / "monitoring.coreos.com_servicemonitors.yaml").read_text()) if d]
 
 
-@pytest.mark.parametrize("kube_version", ["1.31", "1.35"])
+@pytest.mark.parametrize("kube_version", [pytest.param("1.31", marks=pytest.mark.slow), "1.35"])  # 1.31: in CI
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_built_in_objects_pass_strict_schemas(scenario: str, kube_version: str) -> None:
     objs = [o for o in all_objects(values(scenario)) if o["kind"] not in ("NodeFeatureRule", "ServiceMonitor")]

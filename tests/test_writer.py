@@ -138,6 +138,7 @@ write.write_tree(Path(sys.argv[1]), json.loads(sys.argv[2]))
 """
 
 
+@pytest.mark.slow
 def test_cold_write_killed_anywhere_is_all_or_nothing(tmp_path: Path) -> None:
     """Kill a cold write after every file operation (staged files, journal, each folder
     rename, the lock, staging removal): the next open of the folder gives nothing or all."""
