@@ -37,12 +37,58 @@ _NUMBER = re.compile(
     re.X,
 )
 
+_BREAKS_11 = re.compile("[\x85\u2028\u2029]")
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
 
 
 class _Fallback(Exception):
     """The document needs the ruamel path."""
+
+
+class Limit:
+    """A limit the document passes: refused here, without the (slow) ruamel path."""
+
+    def __init__(self, position: Position, message: str, code: str) -> None:
+        self.position, self.message, self.code = position, message, code
+
+
+class _Over(Exception):
+    def __init__(self, limit: Limit) -> None:
+        self.limit = limit
+
+
+Doc = tuple[Any, dict[str, Position], dict[str, Position]]
+
+
+def load_all(text: str, max_depth: int, max_string: int, max_nodes: int) -> list[Doc] | Limit | None:
+    """(data, positions, key positions) of each non-empty document of a plain file; a
+    :class:`Limit` when the file passes one (values or string length: aliases cannot be the
+    cause here, the fast path takes none); None to fall back."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", None)
+    if loader is None:  # pragma: no cover - PyYAML built without libyaml
+        return None
+    if _BREAKS_11.search(text):
+        return None  # line breaks of YAML 1.1 only: libyaml and ruamel disagree on positions
+    try:
+        nodes = [d for d in yaml.compose_all(text, Loader=loader) if d is not None]
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return None
+    out: list[Doc] = []
+    walker = _Walk(text, max_depth, max_string, max_nodes)
+    walker.strict = True
+    for root in nodes:
+        walker.positions, walker.key_positions = {}, {}
+        try:
+            data = walker.node(root, (), 0)
+        except _Over as over:
+            return over.limit
+        except (_Fallback, RecursionError):
+            return None
+        out.append((data, walker.positions, walker.key_positions))
+    return out
 
 
 def load(text: str, max_depth: int, max_string: int, max_nodes: int) -> tuple[Any, dict[str, Position], dict[str, Position]] | None:
@@ -52,6 +98,8 @@ def load(text: str, max_depth: int, max_string: int, max_nodes: int) -> tuple[An
     loader = getattr(yaml, "CSafeLoader", None)
     if loader is None:  # pragma: no cover - PyYAML built without libyaml
         return None
+    if _BREAKS_11.search(text):
+        return None  # line breaks of YAML 1.1 only: libyaml and ruamel disagree on positions
     try:
         docs = list(yaml.compose_all(text, Loader=loader))
     except (yaml.YAMLError, RecursionError, ValueError):
@@ -77,11 +125,15 @@ class _Walk:
         self.max_nodes = max_nodes
         self.count = 0
         self.seen: set[int] = set()
+        self.strict = False
+        """Report the node and string limits (:class:`Limit`) instead of falling back."""
 
     def node(self, node: Any, path: tuple[object, ...], depth: int) -> Any:
         import yaml
 
         self.count += 1
+        if self.strict and self.count > self.max_nodes and id(node) not in self.seen:
+            raise _Over(Limit(_pos(node), f"more than {self.max_nodes} values", "too-many-nodes"))
         if depth > self.max_depth or self.count > self.max_nodes or id(node) in self.seen:
             raise _Fallback  # limits and aliases: the ruamel path reports them
         self.seen.add(id(node))
@@ -134,6 +186,8 @@ class _Walk:
     def scalar(self, node: Any) -> Any:
         value: str = node.value
         if len(value) > self.max_string:
+            if self.strict:
+                raise _Over(Limit(_pos(node), f"string of {len(value)} characters, over the limit of {self.max_string}", "too-long"))
             raise _Fallback
         if self.decorated(node):
             raise _Fallback
