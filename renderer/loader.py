@@ -30,7 +30,7 @@ from renderer.problems import Problem, pointer_of
 
 MAX_BYTES = 512 * 1024
 MAX_DEPTH = 64
-MAX_NODES = 200_000
+MAX_NODES = 50_000
 MAX_ALIASES = 100
 MAX_STRING = 128 * 1024
 MAX_CHARS = 4 * 1024 * 1024
