@@ -44,7 +44,7 @@ from renderer.write import CACHE_DIR as _CACHE_DIR
 STATE = "state.json"
 CHART = "chart.json"
 FORMAT = "gpu-render-cache/2"
-MAX_CACHE_BYTES = 64 * 1024 * 1024
+MAX_CACHE_BYTES = 4 * 1024 * 1024
 """A cache file over this size is ignored (the example fleet's chart analysis is about 1 MB)."""
 GITIGNORE = "# Created by gpu-render: its incremental build cache, never committed.\n*\n"
 CACHEDIR_TAG = (

@@ -74,21 +74,31 @@ def _strings(node: Any, path: tuple[object, ...]) -> Any:
             yield at, None, item
 
 
+def _identifier(path: tuple[object, ...]) -> bool:
+    """Whether the value at ``path`` is a name, tag, path or URL (by its key, or its list's key)."""
+    if not path:
+        return False
+    last = path[-1]
+    if isinstance(last, int):
+        return len(path) > 1 and bool(_IDENTIFIER_KEY.fullmatch(str(path[-2])))
+    return bool(_IDENTIFIER_KEY.fullmatch(str(last)))
+
+
 def text_rules(located: Located) -> list[Problem]:
     """Control, bidi and line-break characters where they change what a reviewer reads or
     what Kubernetes gets: nowhere in a key or an identifier-like value (names, tags, paths,
     URLs), and no control or bidi character anywhere; identifiers bounded in length; numbers finite."""
     problems: list[Problem] = []
     for path, key, value in _strings(located.data, ()):
-        pointer = pointer_of(list(path))
         if isinstance(value, float):
             message, hint = f"{value} is not a finite number", "Kubernetes quantities and counts are finite"
         else:
             text = key if key is not None else value
             assert isinstance(text, str)
-            last = str(path[-1]) if path else ""
-            identifier = key is not None or (bool(_IDENTIFIER_KEY.fullmatch(last)) and not isinstance(path[-1], int)) or (len(path) > 1 and isinstance(path[-1], int) and bool(_IDENTIFIER_KEY.fullmatch(str(path[-2]))))
-            bad = _ALWAYS_BAD.search(text) or (_LINE_BREAK.search(text) if identifier else None)
+            bad = _ALWAYS_BAD.search(text)
+            identifier = key is not None or ((len(text) > MAX_IDENTIFIER or (bad is None and _LINE_BREAK.search(text) is not None)) and _identifier(path))
+            if bad is None and identifier:
+                bad = _LINE_BREAK.search(text)
             if bad is not None:
                 what = "key" if key is not None else "value"
                 message, hint = f"the {what} holds the character U+{ord(bad.group()):04X} (control, line break or bidi)", "remove it: it is invisible or changes what a reviewer reads"
@@ -96,6 +106,7 @@ def text_rules(located: Located) -> list[Problem]:
                 message, hint = f"a {len(text)}-character {'key' if key is not None else 'value'} (at most {MAX_IDENTIFIER} here)", ""
             else:
                 continue
+        pointer = pointer_of(list(path))
         file, line, col = located.locate(pointer)
         problems.append(Problem(file, line, col, pointer, message, hint=hint, code="bad-text"))
     return problems

@@ -26,6 +26,8 @@ from renderer.problems import Problem, Severity, UserError
 
 MAX_NODES_BYTES = 8 * 1024 * 1024
 """``nodes.json`` of a large cluster: ``kubectl get nodes -o json`` is about 6 KB a node."""
+MAX_NODES_VALUES = 1_000_000
+"""Values in ``nodes.json`` (a node has about 150)."""
 MAX_PATCHES = 100
 """Patch files in one overlay."""
 MISNAMED = {"values.yml": "values.yaml", "values.json": "values.yaml", "nodes.yaml": "nodes.json", "nodes.yml": "nodes.json"}

@@ -235,7 +235,7 @@ def _roundtrip_all(text: str, path: str, multi: bool = False) -> tuple[list[Sour
 MAX_JSON_DEPTH = 64
 
 
-def load_json(raw: bytes, path: str, limit: int = MAX_BYTES) -> tuple[Any, list[Problem]]:
+def load_json(raw: bytes, path: str, limit: int = MAX_BYTES, max_values: int = MAX_NODES) -> tuple[Any, list[Problem]]:
     """A JSON input (nodes.json): the same limits as YAML (size before parsing, depth, values,
     string length, control characters), duplicate keys refused; ``(None, problems)`` when refused."""
     import json
@@ -272,8 +272,8 @@ def load_json(raw: bytes, path: str, limit: int = MAX_BYTES) -> tuple[Any, list[
     while stack:
         item = stack.pop()
         values += 1
-        if values > MAX_NODES:
-            return None, [_problem(path, 1, 1, f"more than {MAX_NODES} values", "too-many-nodes")]
+        if values > max_values:
+            return None, [_problem(path, 1, 1, f"more than {max_values} values", "too-many-nodes")]
         if isinstance(item, dict):
             stack.extend(item.values())
         elif isinstance(item, list):

@@ -66,10 +66,10 @@ class Node:
 
 def parse_nodes(text: str | bytes, path: str) -> tuple[list[Node], list[Problem]]:
     """Nodes of a ``kubectl get nodes -o json`` document (a List, a NodeList or one Node)."""
-    from renderer.inputs import MAX_NODES_BYTES
+    from renderer.inputs import MAX_NODES_BYTES, MAX_NODES_VALUES
     from renderer.loader import load_json
 
-    doc, found = load_json(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text, path, MAX_NODES_BYTES)
+    doc, found = load_json(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text, path, MAX_NODES_BYTES, MAX_NODES_VALUES)
     if found:
         return [], [Problem(p.file, p.line, p.column, p.pointer, p.message, hint="pass the output of `kubectl get nodes -o json`", code="nodes-json") for p in found]
     if isinstance(doc, dict) and doc.get("kind") == "Node":

@@ -237,7 +237,7 @@ def _save_cache(out: Path, inputs: Any, built: _Built) -> None:
         write_internal(out, cache.STATE, cache.dumps(cache.State(fleet, entries, fleet_warnings)))
         with contextlib.suppress(FileNotFoundError):
             os.unlink(out / cache.CACHE_DIR / "chart.pickle")  # what gpu-render 0.x kept there: never read
-        if built.reuse is None or built.reuse.chart is None:
+        if built.reuse is None or built.reuse.chart is None or built.chart[1] is not built.reuse.chart[1]:  # none kept, or the kept one failed its check
             chart = cache.chart_dumps(fleet, built.chart)
             if chart is not None:
                 write_internal(out, cache.CHART, chart)

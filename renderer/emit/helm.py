@@ -135,7 +135,8 @@ def analyse(fleet: Model, base_objs: dict[str, list[Obj]] | None = None, found: 
     checked against the static render."""
     if found is not None:  # kept by the cache: data that must reproduce the render, else redone
         try:
-            if normalise(helm_ir.render_templates(found[1], found[0])) == normalise(static_objects(fleet, base_objs)):
+            kept = {k: v for k, v in found[0].items() if k != "generated"}
+            if kept == chart_values(fleet) and normalise(helm_ir.render_templates(found[1], found[0])) == normalise(static_objects(fleet, base_objs)):
                 return Chart(found[0], found[1])
         except Exception:  # a cache file of the wrong shape is only a cache miss
             pass
