@@ -7,8 +7,16 @@ Like pytest's and ruff's caches it lives beside what it speeds up, holds a ``.gi
 * ``state.json``: the fleet key and, per cluster, its key, its unit summary, and the sha256,
   size and mtime_ns of each of its files as written (git's index does the same to notice hand
   edits without reading every file), plus the build's warnings;
-* ``chart.pickle``: the fleet's chart analysis (``helm.templates_for``), keyed by the fleet
-  key. Pickle is our own format in the user's own output folder, the trust of ``__pycache__``.
+* ``chart.json``: the fleet's chart analysis (``helm.templates_for``), keyed by the fleet
+  key, as tagged JSON (:func:`chart_dumps`).
+
+The cache is data, never code: the output folder is part of the policy repository, which
+anyone with a pull request can change (a file can be force-added past its ``.gitignore``).
+So nothing here unpickles, evaluates or imports: both files are JSON, read with size and
+shape checks, and only the classes of the template tree (by name, field by field) can be
+built from them. A cache that does not check out is ignored and rebuilt; a kept chart is
+still checked against the fresh fleet render before it is used (``helm.analyse``). The CLI
+ignores, with a warning, a cache whose files git tracks (docs/security.md).
 
 Keys are sha256 digests: the fleet key covers the tool (version, operator release, and the
 bytes of the package's own code and data, so a changed gpu-render never trusts an old cache)
@@ -23,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pickle
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -35,8 +42,10 @@ from renderer.problems import Problem, Severity
 from renderer.write import CACHE_DIR as _CACHE_DIR
 
 STATE = "state.json"
-CHART = "chart.pickle"
-FORMAT = "gpu-render-cache/1"
+CHART = "chart.json"
+FORMAT = "gpu-render-cache/2"
+MAX_CACHE_BYTES = 4 * 1024 * 1024
+"""A cache file over this size is ignored (the example fleet's chart analysis is about 1 MB)."""
 GITIGNORE = "# Created by gpu-render: its incremental build cache, never committed.\n*\n"
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -127,53 +136,241 @@ def dumps(state: State) -> bytes:
 
 
 def loads(data: bytes) -> State | None:
-    """The state, or None when ``data`` is not a state this version wrote (corrupt, truncated, other)."""
+    """The state, or None when ``data`` is not a state this version wrote (corrupt, truncated,
+    other, or of the wrong shape anywhere)."""
+    if len(data) > MAX_CACHE_BYTES:
+        return None
     try:
         body = json.loads(data)
-        if not isinstance(body, dict) or body.get("format") != FORMAT:
+        if not isinstance(body, dict) or body.get("format") != FORMAT or not isinstance(body["clusters"], dict):
             return None
-        clusters = {
-            str(name): Entry(
-                str(e["key"]),
-                dict(e["summary"]),
-                {str(p): (str(f[0]), int(f[1]), int(f[2])) for p, f in e["files"].items()},
-                tuple(_problem(w) for w in e["warnings"]),
-                _destination(e["destination"]),
-            )
-            for name, e in body["clusters"].items()
-        }
+        clusters = {}
+        for name, e in body["clusters"].items():
+            if not _is_summary(e["summary"]) or not isinstance(e["files"], dict):
+                return None
+            files = {}
+            for p, f in e["files"].items():
+                if not (isinstance(f, list) and len(f) == 3 and isinstance(f[0], str) and all(type(n) is int for n in f[1:])):
+                    return None
+                files[str(p)] = (f[0], int(f[1]), int(f[2]))
+            clusters[str(name)] = Entry(str(e["key"]), dict(e["summary"]), files, tuple(_problem(w) for w in e["warnings"]), _destination(e["destination"]))
         warnings = tuple(_problem(w) for w in body["warnings"])
         return State(str(body["fleet"]), clusters, warnings)
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
         return None
+
+
+def _is_summary(s: Any) -> bool:
+    """The shape of ``emit.cluster_unit``'s summary: what the aggregate emitters read of it."""
+    if not isinstance(s, dict) or set(s) != {"argocd", "chart"}:
+        return False
+    argocd, chart = s["argocd"], s["chart"]
+    return (
+        isinstance(chart, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in chart.items())
+        and isinstance(argocd, dict)
+        and isinstance(argocd.get("element"), dict)
+        and isinstance(argocd.get("destination"), list)
+        and isinstance(argocd.get("kinds"), list)
+        and all(isinstance(k, list) and len(k) == 3 for k in argocd["kinds"])
+    )
 
 
 def _destination(d: dict[str, Any]) -> dict[str, Any]:
     file, line, col = d["at"]
-    return {"gitops": dict(d["gitops"]), "at": [str(file), int(line), int(col)]}
+    gitops = d["gitops"]
+    if not isinstance(gitops, dict) or not isinstance(gitops.get("destination", {}), dict):
+        raise TypeError("gitops")
+    return {"gitops": dict(gitops), "at": [str(file), int(line), int(col)]}
 
 
 def _problem(d: dict[str, Any]) -> Problem:
+    if not all(isinstance(d[k], str) for k in ("file", "pointer", "message", "hint", "code")) or not all(type(d[k]) is int for k in ("line", "column")):
+        raise TypeError("problem")
     return Problem(
         str(d["file"]), int(d["line"]), int(d["column"]), str(d["pointer"]), str(d["message"]),
         hint=str(d["hint"]), code=str(d["code"]), severity=Severity(d["severity"]),
     )
 
 
-# --- chart.pickle ----------------------------------------------------------------------
+def tracked_warning(out: Any, tracked: list[str]) -> Problem:
+    """The warning for a cache that git tracks: it is repository content, so it is not used."""
+    more = f" and {len(tracked) - 1} more file(s)" if len(tracked) > 1 else ""
+    return Problem(
+        f"{out}/{tracked[0]}", 1, 1, "",
+        f"the build cache is committed to git ({tracked[0]}{more}): ignored, every cluster is rendered",
+        hint=f"git rm -r --cached {out}/{CACHE_DIR} (it is never committed; its own .gitignore says so)",
+        code="cache-committed", severity=Severity.WARNING,
+    )
 
 
-def chart_dumps(fleet: str, found: Any) -> bytes:
-    return pickle.dumps((FORMAT, fleet, found), protocol=pickle.HIGHEST_PROTOCOL)
+# --- chart.json ------------------------------------------------------------------------
+#
+# Tagged JSON: every collection and every node of the template tree is a one-key object,
+# {"l": [...]} list, {"t": [...]} tuple, {"s": [...]} set, {"d": {...}} dict with string keys,
+# {"p": [[k, v], ...]} dict with other keys, {"m": 0} MISSING, {"r": 0} REMOVE and
+# {"c": "Ref", "f": [...]} a dataclass of the template tree by name and positional fields.
+
+
+class _Bad(Exception):
+    """The cache file is not a chart analysis this version wrote."""
+
+
+def _tree_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
+    from dataclasses import fields
+
+    from renderer.emit import helm_ir
+
+    out: dict[str, tuple[type, tuple[str, ...]]] = {}
+    for cls in (helm_ir.Ref, helm_ir.Interp, helm_ir.Block, helm_ir.Splice, helm_ir.Derived, helm_ir.MergeBlock, helm_ir.Atom, helm_ir.Variant, helm_ir.Template):
+        out[cls.__name__] = (cls, tuple(f.name for f in fields(cls)))
+    return out
+
+
+def _enc(value: Any, classes: dict[type, tuple[str, ...]]) -> Any:
+    from renderer.emit import helm_ir, helm_values
+
+    kind = type(value)
+    if value is None or kind in (bool, int, str):
+        return value
+    if kind is float:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise _Bad("a float that JSON cannot hold")
+        return value
+    if kind is list:
+        return {"l": [_enc(v, classes) for v in value]}
+    if kind is tuple:
+        return {"t": [_enc(v, classes) for v in value]}
+    if kind in (set, frozenset):
+        items = [_enc(v, classes) for v in value]
+        return {"s": sorted(items, key=lambda i: json.dumps(i, sort_keys=True))}
+    if kind is dict:
+        if all(type(k) is str for k in value):
+            return {"d": {k: _enc(v, classes) for k, v in value.items()}}
+        return {"p": [[_enc(k, classes), _enc(v, classes)] for k, v in value.items()]}
+    if value is helm_ir.MISSING:
+        return {"m": 0}
+    if value is helm_values.REMOVE:
+        return {"r": 0}
+    names = classes.get(kind)
+    if names is None:
+        raise _Bad(f"no JSON form for {kind.__name__}")
+    return {"c": kind.__name__, "f": [_enc(getattr(value, n), classes) for n in names]}
+
+
+def _dec(node: Any, classes: dict[str, tuple[type, tuple[str, ...]]], depth: int) -> Any:
+    from renderer.emit import helm_ir, helm_values
+
+    if depth > 200:
+        raise _Bad("nested too deep")
+    if node is None or type(node) in (bool, int, float, str):
+        return node
+    if type(node) is not dict or len(node) not in (1, 2):
+        raise _Bad("not a tagged value")
+    if len(node) == 2:
+        name, fields = node.get("c"), node.get("f")
+        if type(name) is not str or name not in classes or type(fields) is not list:
+            raise _Bad("not a node of the template tree")
+        cls, names = classes[name]
+        if len(fields) != len(names):
+            raise _Bad(f"{name} with {len(fields)} fields")
+        made = cls(*(_dec(f, classes, depth + 1) for f in fields))
+        _check_node(made)
+        return made
+    ((tag, body),) = node.items()
+    if tag == "m" and body == 0:
+        return helm_ir.MISSING
+    if tag == "r" and body == 0:
+        return helm_values.REMOVE
+    if tag in ("l", "t", "s") and type(body) is list:
+        items = [_dec(v, classes, depth + 1) for v in body]
+        return items if tag == "l" else tuple(items) if tag == "t" else set(items)
+    if tag == "d" and type(body) is dict:
+        return {k: _dec(v, classes, depth + 1) for k, v in body.items()}
+    if tag == "p" and type(body) is list:
+        out: dict[Any, Any] = {}
+        for pair in body:
+            if type(pair) is not list or len(pair) != 2:
+                raise _Bad("a dict entry that is not a pair")
+            out[_dec(pair[0], classes, depth + 1)] = _dec(pair[1], classes, depth + 1)
+        return out
+    raise _Bad(f"unknown tag {tag!r}")
+
+
+def _is_path(value: Any) -> bool:
+    return type(value) is tuple and all(type(p) is str for p in value)
+
+
+def _is_cond(value: Any) -> bool:
+    from renderer.emit import helm_ir
+
+    return type(value) is tuple and all(type(c) is tuple and all(type(a) is helm_ir.Atom for a in c) for c in value)
+
+
+def _check_node(node: Any) -> None:
+    """The field types of one node of the template tree (its constructor checks none)."""
+    from renderer.emit import helm_ir
+
+    ok = True
+    if isinstance(node, (helm_ir.Ref, helm_ir.Block)):
+        ok = _is_path(node.path) and (not isinstance(node, helm_ir.Ref) or type(node.quote) is bool)
+    elif isinstance(node, helm_ir.Splice):
+        ok = _is_path(node.path) and type(node.is_map) is bool
+    elif isinstance(node, helm_ir.Interp):
+        ok = type(node.parts) is tuple and all(type(p) in (str, helm_ir.Ref) for p in node.parts)
+    elif isinstance(node, helm_ir.Derived):
+        ok = type(node.key) is str
+    elif isinstance(node, helm_ir.MergeBlock):
+        ok = type(node.paths) is tuple and all(_is_path(p) for p in node.paths)
+    elif isinstance(node, helm_ir.Atom):
+        ok = _is_path(node.path) and node.op in ("is", "eq")
+    elif isinstance(node, helm_ir.Variant):
+        ok = type(node.cases) is list and all(type(c) is tuple and len(c) == 2 and _is_cond(c[0]) for c in node.cases)
+    elif isinstance(node, helm_ir.Template):
+        ok = (
+            type(node.name) is str
+            and _is_cond(node.gate)
+            and type(node.objects) is dict
+            and all(type(k) is str for k in node.objects)
+            and all(type(s) is set and all(_is_path(p) for p in s) for s in (node.fixed, node.knobs))
+            and type(node.derived) is list
+            and all(type(d) is tuple and len(d) == 3 and type(d[0]) is str and type(d[1]) is str and type(d[2]) is tuple for d in node.derived)
+            and type(node.generated) is dict
+            and all(type(k) is str and type(v) is str for k, v in node.generated.items())
+        )
+    if not ok:
+        raise _Bad(f"{type(node).__name__} with fields of the wrong type")
+
+
+def chart_dumps(fleet: str, found: Any) -> bytes | None:
+    """``found`` (a ``templates_for`` result) as JSON, or None when it holds what JSON cannot."""
+    classes = {cls: names for cls, names in _tree_classes().values()}
+    try:
+        body = {"format": FORMAT, "fleet": fleet, "chart": _enc(found, classes)}
+    except _Bad:
+        return None
+    return json.dumps(body, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 def chart_loads(data: bytes, fleet: str) -> Any:
-    """The kept ``templates_for`` result for ``fleet``, or None."""
-    try:
-        fmt, key, found = pickle.loads(data)  # our own cache file (see the module docstring)
-    except Exception:  # corrupt or from another version: rebuild it
+    """The kept ``templates_for`` result for ``fleet``, or None when ``data`` is anything else."""
+    from renderer.emit import helm_ir
+
+    if len(data) > MAX_CACHE_BYTES:
         return None
-    return found if fmt == FORMAT and key == fleet else None
+    try:
+        body = json.loads(data)
+        if type(body) is not dict or set(body) != {"format", "fleet", "chart"} or body["format"] != FORMAT or body["fleet"] != fleet:
+            return None
+        found = _dec(body["chart"], _tree_classes(), 0)
+    except (ValueError, TypeError, RecursionError, _Bad):  # TypeError: an unhashable set item or key
+        return None
+    if type(found) is not tuple or len(found) != 2:
+        return None
+    values, templates = found
+    if type(values) is not dict or type(templates) is not list or not all(type(t) is helm_ir.Template for t in templates):
+        return None
+    return found
 
 
 # --- what may be reused ----------------------------------------------------------------

@@ -8,12 +8,13 @@ from typing import Any
 from renderer.merge import Located
 from renderer.problems import Problem, Severity, pointer_of
 
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+"""Used with ``fullmatch`` only (``$`` would accept a trailing newline)."""
 
 
 def cluster_name(name: str, path: str) -> list[Problem]:
     """Cluster folder names become folder and object names: DNS labels only."""
-    if DNS_LABEL.match(name) and name != "fleet":
+    if DNS_LABEL.fullmatch(name) and name != "fleet":
         return []
     return [
         Problem(
@@ -21,7 +22,7 @@ def cluster_name(name: str, path: str) -> list[Problem]:
             1,
             1,
             "",
-            f"cluster name {name!r} is not a DNS label",
+            f"cluster name {name[:80]!r} is not a DNS label",
             hint="use lowercase letters, digits and '-', at most 63 characters (and not 'fleet')",
             code="cluster-name",
         )
@@ -44,7 +45,112 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
             problems.append(Problem(file, line, col, pointer, f"duplicate node pool name {name!r}", hint=f"also used by /nodePools/{seen[name]}", code="pool-duplicate"))
         seen.setdefault(name, index)
     problems += pool_rules(located, defaulted)
+    problems += text_rules(located)
+    problems += image_rules(located, defaulted)
     return problems
+
+
+# --- strings: control and bidi characters, identifiers, image references ------------------
+
+_ALWAYS_BAD = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+_LINE_BREAK = re.compile("[\t\n\r]")
+_IDENTIFIER_KEY = re.compile(r"(?i).*(name|namespace|repository|image|version|tag|path|dir|root|rootfs|fs|file|socket|prefix|class|server|url|revision|project|group|key|id|digest|strategy|runtime|effect|operator|suffix)\Z")
+MAX_IDENTIFIER = 4096
+"""An identifier-like string (a name, tag, path, URL): no Kubernetes field of that kind is longer."""
+
+
+def _strings(node: Any, path: tuple[object, ...]) -> Any:
+    """(path, key or None, string) for every key and string value; (path, None, float) for non-finite numbers."""
+    stack: list[tuple[Any, tuple[object, ...]]] = [(node, path)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                yield (*at, key), str(key), None
+                stack.append((value, (*at, key)))
+        elif isinstance(item, list):
+            stack.extend((value, (*at, index)) for index, value in enumerate(item))
+        elif isinstance(item, str) or (isinstance(item, float) and (item != item or item in (float("inf"), float("-inf")))):
+            yield at, None, item
+
+
+def _identifier(path: tuple[object, ...]) -> bool:
+    """Whether the value at ``path`` is a name, tag, path or URL (by its key, or its list's key)."""
+    if not path:
+        return False
+    last = path[-1]
+    if isinstance(last, int):
+        return len(path) > 1 and bool(_IDENTIFIER_KEY.fullmatch(str(path[-2])))
+    return bool(_IDENTIFIER_KEY.fullmatch(str(last)))
+
+
+def text_rules(located: Located) -> list[Problem]:
+    """Control, bidi and line-break characters where they change what a reviewer reads or
+    what Kubernetes gets: nowhere in a key or an identifier-like value (names, tags, paths,
+    URLs), and no control or bidi character anywhere; identifiers bounded in length; numbers finite."""
+    problems: list[Problem] = []
+    for path, key, value in _strings(located.data, ()):
+        if isinstance(value, float):
+            message, hint = f"{value} is not a finite number", "Kubernetes quantities and counts are finite"
+        else:
+            text = key if key is not None else value
+            assert isinstance(text, str)
+            bad = _ALWAYS_BAD.search(text)
+            identifier = key is not None or ((len(text) > MAX_IDENTIFIER or (bad is None and _LINE_BREAK.search(text) is not None)) and _identifier(path))
+            if bad is None and identifier:
+                bad = _LINE_BREAK.search(text)
+            if bad is not None:
+                what = "key" if key is not None else "value"
+                message, hint = f"the {what} holds the character U+{ord(bad.group()):04X} (control, line break or bidi)", "remove it: it is invisible or changes what a reviewer reads"
+            elif identifier and len(text) > MAX_IDENTIFIER:
+                message, hint = f"a {len(text)}-character {'key' if key is not None else 'value'} (at most {MAX_IDENTIFIER} here)", ""
+            else:
+                continue
+        pointer = pointer_of(list(path))
+        file, line, col = located.locate(pointer)
+        problems.append(Problem(file, line, col, pointer, message, hint=hint, code="bad-text"))
+    return problems
+
+
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_REPOSITORY = re.compile(rf"(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{{1,5}})?)(?:/{_COMPONENT})*")
+_IMAGE = re.compile(rf"{_COMPONENT}(?:/{_COMPONENT})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@sha256:[0-9a-f]{{64}})?")
+_VERSION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|sha256:[0-9a-f]{64}")
+MAX_REFERENCE = 255
+
+
+def image_rules(located: Located, defaulted: dict[str, Any] | None = None) -> list[Problem]:
+    """``repository``, ``image`` and ``version`` of every image setting are parts of an image
+    reference (the OCI distribution grammar): a registry host and path, a name, a tag or digest.
+    Read in the defaulted values (a version set alone sits beside the default image)."""
+    problems: list[Problem] = []
+    stack: list[tuple[Any, tuple[object, ...]]] = [(defaulted if defaulted is not None else located.data, ())]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, list):
+            stack.extend((v, (*at, i)) for i, v in enumerate(item))
+            continue
+        if not isinstance(item, dict):
+            continue
+        stack.extend((v, (*at, k)) for k, v in item.items() if isinstance(v, (dict, list)))
+        if not isinstance(item.get("image"), str) and not isinstance(item.get("repository"), str):
+            continue
+        for field, grammar in (("repository", _REPOSITORY), ("image", _IMAGE), ("version", _VERSION)):
+            value = item.get(field)
+            if not isinstance(value, str) or not value or (grammar.fullmatch(value) and len(value) <= MAX_REFERENCE):
+                continue
+            pointer = pointer_of([*at, field])
+            file, line, col = located.locate(pointer)
+            shown = value if len(value) <= 80 else f"{value[:60]}... ({len(value)} characters)"
+            problems.append(Problem(file, line, col, pointer, f"{shown!r} is not a valid image {field}", hint=_IMAGE_HINTS[field], code="image-reference"))
+    return problems
+
+
+_IMAGE_HINTS = {
+    "repository": "a registry host (and port) and path, e.g. nvcr.io/nvidia",
+    "image": "a lowercase image name, e.g. k8s-device-plugin",
+    "version": "a tag (letters, digits, '_', '.', '-', at most 128) or sha256:<64 hex>",
+}
 
 
 def _pool_pointer(located: Located, index: int, key: tuple[str, ...]) -> str:

@@ -51,6 +51,72 @@ class _Fallback(Exception):
     """The document needs the ruamel path."""
 
 
+class Limit:
+    """A limit the document passes: refused here, without the (slow) ruamel path."""
+
+    def __init__(self, position: Position, message: str, code: str) -> None:
+        self.position, self.message, self.code = position, message, code
+
+
+class _Over(Exception):
+    def __init__(self, limit: Limit) -> None:
+        self.limit = limit
+
+
+Doc = tuple[Any, dict[str, Position], dict[str, Position]]
+
+
+def _count(text: str, loader: Any, max_nodes: int) -> Limit | None:
+    """A :class:`Limit` when the text holds more than ``max_nodes`` values (scalars, aliases,
+    collections), found from libyaml's events before any node is built: composing costs
+    about five times as much, so a file of a million tiny values is refused in bounded time."""
+    import yaml
+
+    count = 0
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent, yaml.CollectionStartEvent)):
+                count += 1
+                if count > max_nodes:
+                    return Limit(_pos(event), f"more than {max_nodes} values", "too-many-nodes")
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return None  # the parse reports it
+    return None
+
+
+def load_all(text: str, max_depth: int, max_string: int, max_nodes: int) -> list[Doc] | Limit | None:
+    """(data, positions, key positions) of each non-empty document of a plain file; a
+    :class:`Limit` when the file passes one (values or string length: aliases cannot be the
+    cause here, the fast path takes none); None to fall back."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", None)
+    if loader is None:  # pragma: no cover - PyYAML built without libyaml
+        return None
+    if _YAML11_BREAKS.search(text):
+        return None  # line breaks of YAML 1.1 only: libyaml and ruamel disagree on positions
+    counted = _count(text, loader, max_nodes)
+    if counted is not None:
+        return counted
+    try:
+        nodes = [d for d in yaml.compose_all(text, Loader=loader) if d is not None]
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return None
+    out: list[Doc] = []
+    walker = _Walk(text, max_depth, max_string, max_nodes)
+    walker.strict = True
+    for root in nodes:
+        walker.positions, walker.key_positions = {}, {}
+        try:
+            data = walker.node(root, (), 0)
+        except _Over as over:
+            return over.limit
+        except (_Fallback, RecursionError):
+            return None
+        out.append((data, walker.positions, walker.key_positions))
+    return out
+
+
 def load(text: str, max_depth: int, max_string: int, max_nodes: int) -> tuple[Any, dict[str, Position], dict[str, Position]] | None:
     """(data, positions, key positions) of a plain one-document file, or None to fall back."""
     import yaml
@@ -85,11 +151,15 @@ class _Walk:
         self.max_nodes = max_nodes
         self.count = 0
         self.seen: set[int] = set()
+        self.strict = False
+        """Report the node and string limits (:class:`Limit`) instead of falling back."""
 
     def node(self, node: Any, path: tuple[object, ...], depth: int) -> Any:
         import yaml
 
         self.count += 1
+        if self.strict and self.count > self.max_nodes and id(node) not in self.seen:
+            raise _Over(Limit(_pos(node), f"more than {self.max_nodes} values", "too-many-nodes"))
         if depth > self.max_depth or self.count > self.max_nodes or id(node) in self.seen:
             raise _Fallback  # limits and aliases: the ruamel path reports them
         self.seen.add(id(node))
@@ -142,6 +212,8 @@ class _Walk:
     def scalar(self, node: Any) -> Any:
         value: str = node.value
         if len(value) > self.max_string:
+            if self.strict:
+                raise _Over(Limit(_pos(node), f"string of {len(value)} characters, over the limit of {self.max_string}", "too-long"))
             raise _Fallback
         if self.decorated(node):
             raise _Fallback

@@ -3,15 +3,34 @@
 Layout: ``values.yaml`` (fleet) and ``overlays/<cluster>/{values.yaml,nodes.json,patches/*.yaml}``.
 Display paths are relative to the working directory when possible, so problems read
 ``overlays/prod/values.yaml:3:5``.
+
+No file of the repository is trusted (docs/security.md). Every input is read by
+:func:`_read`: it must stay inside the policy repo (the folder holding ``values.yaml``; a
+symlink out is refused), be a regular file (a FIFO, a socket, a folder where a file belongs
+are refused, never opened for reading), and be under its size limit, checked before a byte is
+read. What is wrong becomes a :class:`~renderer.problems.Problem` in ``Inputs.problems``, so
+``validate`` reports it with the other problems; names that look like a policy file but are
+not read (``values.yml``, ``nodes.yaml``, a ``patches`` file) are reported too, never silently
+ignored.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from renderer.problems import UserError
+from renderer.loader import MAX_BYTES
+from renderer.problems import Problem, Severity, UserError
+
+MAX_NODES_BYTES = 8 * 1024 * 1024
+"""``nodes.json`` of a large cluster: ``kubectl get nodes -o json`` is about 6 KB a node."""
+MAX_NODES_VALUES = 1_000_000
+"""Values in ``nodes.json`` (a node has about 150)."""
+MAX_PATCHES = 100
+"""Patch files in one overlay."""
+MISNAMED = {"values.yml": "values.yaml", "values.json": "values.yaml", "nodes.yaml": "nodes.json", "nodes.yml": "nodes.json"}
 
 
 @dataclass(frozen=True)
@@ -29,6 +48,8 @@ class Inputs:
     values: bytes
     values_path: str
     clusters: tuple[ClusterInput, ...] = field(default_factory=tuple)
+    problems: tuple[Problem, ...] = ()
+    """What reading found wrong (a file refused, a misnamed file): errors of the plan."""
 
 
 def display(path: Path) -> str:
@@ -38,18 +59,48 @@ def display(path: Path) -> str:
         return str(path)
 
 
+def _problem(path: Path | str, message: str, hint: str = "", code: str = "input-file") -> Problem:
+    return Problem(path if isinstance(path, str) else display(path), 1, 1, "", message, hint=hint, code=code)
+
+
+def _warning(path: Path, message: str, hint: str = "") -> Problem:
+    return Problem(display(path), 1, 1, "", message, hint=hint, code="input-file", severity=Severity.WARNING)
+
+
+class _Refused(Exception):
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+
+
 def read_inputs(values: Path, overlays: Path | None) -> Inputs:
-    if not values.is_file():
+    root = values.absolute().parent
+    try:
+        root = root.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise UserError(f"cannot read the policy folder {display(values.parent)}: {exc}") from exc
+    problems: list[Problem] = []
+    if not os.path.lexists(values):
         raise UserError(f"values file not found: {display(values)}", hint="pass --values FILE or run in a policy repo")
+    try:
+        fleet = _read(values, root, MAX_BYTES, check_inside=os.path.islink(values))
+    except _Refused as exc:
+        raise UserError(exc.problem.message, hint=exc.problem.hint, problems=[exc.problem]) from None
     clusters: list[ClusterInput] = []
     if overlays is not None and overlays.is_dir():
-        root = overlays.absolute().parent.resolve()
-        _inside(overlays, root)
+        oroot = overlays.absolute().parent.resolve()
+        _inside(overlays, oroot)
         for entry in sorted(overlays.iterdir()):
-            if not entry.is_dir() or entry.name.startswith("."):
+            if entry.name.startswith("."):
                 continue
-            clusters.append(_read_cluster(entry, root))
-    return Inputs(values.read_bytes(), display(values), tuple(clusters))
+            if not entry.is_dir():
+                if entry.is_symlink():  # a dangling link or a loop where an overlay folder may be meant
+                    problems.append(_problem(entry, f"cannot read {display(entry)}: a symlink to nothing readable", "replace the symlink with the folder itself"))
+                continue  # a README or other file beside the overlay folders
+            try:
+                clusters.append(_read_cluster(entry, oroot, problems))
+            except _Refused as exc:
+                problems.append(exc.problem)
+    return Inputs(fleet, display(values), tuple(clusters), tuple(problems))
 
 
 def _inside(path: Path, root: Path) -> Path:
@@ -58,13 +109,25 @@ def _inside(path: Path, root: Path) -> Path:
     The policy repo is the folder holding ``overlays/``; a symlinked overlay file pointing
     anywhere else (``/etc/...``, a home folder) would let a pull request read it into output.
     """
-    target = path.resolve()
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # a symlink loop, a dangling link
+        raise _Refused(_problem(path, f"cannot read {display(path)}: {_reason(exc)}", "replace the symlink with the file itself")) from None
     if target != root and root not in target.parents:
-        raise UserError(
-            f"refusing to read {display(path)}: it is a symlink to {target}, outside the policy repo",
-            hint="copy the file into the repo instead of linking to it",
+        raise _Refused(
+            _problem(
+                path,
+                f"refusing to read {display(path)}: it is a symlink to {target}, outside the policy repo",
+                "copy the file into the repo instead of linking to it",
+            )
         )
     return path
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == 40:
+        return "a symlink loop"
+    return getattr(exc, "strerror", None) or str(exc)
 
 
 def _child(path: Path, root: Path) -> Path:
@@ -76,16 +139,78 @@ def _child(path: Path, root: Path) -> Path:
     return _inside(path, root) if os.path.islink(path) else path
 
 
-def _read_cluster(folder: Path, root: Path) -> ClusterInput:
+def _read(path: Path, root: Path, limit: int, *, check_inside: bool = True) -> bytes:
+    """The bytes of a regular file inside ``root``, refused (``_Refused``) when it is anything
+    else or over ``limit`` bytes; the size is checked before reading, a FIFO never blocks."""
+    if check_inside:
+        _child(path, root)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise _Refused(_problem(path, f"cannot read {display(path)}: {_reason(exc)}")) from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise _Refused(_problem(path, f"{display(path)} is a folder, not a file", "a policy file must be a regular file"))
+        if not stat.S_ISREG(st.st_mode):
+            raise _Refused(_problem(path, f"{display(path)} is not a regular file (a FIFO, socket or device)", "a policy file must be a regular file"))
+        if st.st_size > limit:
+            raise _Refused(_problem(path, f"file is {st.st_size} bytes, over the limit of {limit}", "split it, or move large content out of the policy", code="too-large"))
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:  # grew while read
+            raise _Refused(_problem(path, f"file is over the limit of {limit} bytes", code="too-large"))
+        return b"".join(chunks)
+    except OSError as exc:
+        raise _Refused(_problem(path, f"cannot read {display(path)}: {_reason(exc)}")) from None
+    finally:
+        os.close(fd)
+
+
+def _optional(path: Path, root: Path, limit: int, problems: list[Problem]) -> bytes | None:
+    """A file that may be missing: None when absent; a problem (and None) when refused."""
+    if not os.path.lexists(path):
+        return None
+    try:
+        return _read(path, root, limit)
+    except _Refused as exc:
+        problems.append(exc.problem)
+        return None
+
+
+def _read_cluster(folder: Path, root: Path, problems: list[Problem]) -> ClusterInput:
     _child(folder, root)
-    vpath = _child(folder / "values.yaml", root)
-    values = vpath.read_bytes() if vpath.is_file() else b""
-    npath = _child(folder / "nodes.json", root)
-    nodes = npath.read_bytes() if npath.is_file() else None
+    vpath = folder / "values.yaml"
+    values = _optional(vpath, root, MAX_BYTES, problems)
+    npath = folder / "nodes.json"
+    nodes = _optional(npath, root, MAX_NODES_BYTES, problems)
+    for wrong, right in MISNAMED.items():
+        if os.path.lexists(folder / wrong):
+            problems.append(_problem(folder / wrong, f"{display(folder / wrong)} is not read: gpu-render reads {right}", f"rename it to {right}"))
     patches: list[tuple[str, bytes]] = []
-    pdir = _child(folder / "patches", root)
-    if pdir.is_dir():
-        for p in sorted(pdir.iterdir()):
-            if p.is_file() and p.suffix in (".yaml", ".yml"):
-                patches.append((_child(p, root).name, p.read_bytes()))
-    return ClusterInput(folder.name, values, display(vpath), nodes, display(npath) if nodes is not None else "", tuple(patches))
+    pdir = folder / "patches"
+    if os.path.lexists(pdir):
+        _child(pdir, root)
+        if not pdir.is_dir():
+            problems.append(_problem(pdir, f"{display(pdir)} is not a folder", "patches/ holds the cluster's patch files"))
+        else:
+            entries = sorted(pdir.iterdir())
+            if len(entries) > MAX_PATCHES:
+                problems.append(_problem(pdir, f"more than {MAX_PATCHES} entries in {display(pdir)}", code="too-large"))
+                entries = []
+            for p in entries:
+                if p.suffix not in (".yaml", ".yml"):
+                    if not p.name.startswith("."):
+                        problems.append(_warning(p, f"{display(p)} is not read: patch files end in .yaml", "rename it, or move it out of patches/"))
+                    continue
+                try:
+                    patches.append((p.name, _read(p, root, MAX_BYTES)))
+                except _Refused as exc:
+                    problems.append(exc.problem)
+    return ClusterInput(folder.name, values or b"", display(vpath), nodes, display(npath) if nodes is not None else "", tuple(patches))

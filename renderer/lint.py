@@ -208,17 +208,33 @@ def format_exemptions(reasons: dict[str, str]) -> str:
     return "; ".join(f"{check}={reason}" for check, reason in sorted(reasons.items()))
 
 
-def lint(documents: Iterable[tuple[str, Any]]) -> list[Finding]:
-    """Every finding of every ``(file, object)``; exempted ones carry their reason."""
+USER_PATCHES = "user-patches/"
+"""The folder of an overlay that holds the copied hand-written patches."""
+
+
+def lint(documents: Iterable[tuple[str, Any]], patch_allowed: dict[str, dict[str, str]] | None = None) -> list[Finding]:
+    """Every finding of every ``(file, object)``; exempted ones carry their reason.
+
+    Hand-written patches (``user-patches/``) are checked as patches (what they set:
+    ``userpatches.findings``), exempted only by what the policy allowed that file
+    (``patch_allowed``: file -> check -> reason, from the copied patch's header), never by an
+    annotation of the object they patch: those cover only what gpu-render renders."""
+    from renderer import userpatches
+
     found: list[Finding] = []
     for file, obj in documents:
         if not isinstance(obj, dict) or "kind" not in obj:
             continue
-        if "$patch" in obj or "user-patches/" in file:
-            continue  # Kustomize patches (partial objects), checked in the objects they build
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             meta = {}
+        if USER_PATCHES in file:
+            allowed = (patch_allowed or {}).get(file, {})
+            for check, pointer, message in userpatches.findings(obj):
+                found.append(Finding(file, str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or ""), check, f"{message} (patch, at {pointer or '/'})", allowed.get(check, "")))
+            continue
+        if "$patch" in obj:
+            continue  # gpu-render's own deletion patches (partial objects)
         reasons = exemptions(obj)
         for check, message in check_object(obj):
             found.append(Finding(file, str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or ""), check, message, reasons.get(check, "")))

@@ -21,6 +21,7 @@ Hostile input becomes :class:`~renderer.problems.Problem` values, never tracebac
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -29,10 +30,15 @@ from renderer.problems import Problem, pointer_of
 
 MAX_BYTES = 512 * 1024
 MAX_DEPTH = 64
-MAX_NODES = 200_000
+MAX_NODES = 50_000
 MAX_ALIASES = 100
 MAX_STRING = 128 * 1024
 MAX_CHARS = 4 * 1024 * 1024
+MAX_DOCUMENTS = 100
+"""YAML documents in one file (``---``), empty ones included: patches may hold several."""
+MAX_CAREFUL_BYTES = 160 * 1024
+"""Files the fast (libyaml) path cannot take (anchors, tags, odd scalars, errors) are parsed by
+ruamel, about 100 KiB a second: over this size they are refused instead (docs/security.md)."""
 
 Position = tuple[int, int]
 
@@ -68,39 +74,126 @@ def _problem(path: str, line: int, col: int, message: str, code: str, hint: str 
 
 def load_text(raw: bytes | str, path: str) -> tuple[Source | None, list[Problem]]:
     """Parse one YAML document; return it with positions, or the problems that stop it."""
+    docs, problems = load_documents(raw, path, multi=False)
+    if docs is None:
+        return None, problems
+    return (docs[0] if docs else Source(path, {})), problems
+
+
+def load_documents(raw: bytes | str, path: str, *, multi: bool = True, anchors: bool = True) -> tuple[list[Source] | None, list[Problem]]:
+    """Every YAML document of a file, each a mapping with positions, under the same limits as
+    :func:`load_text` (``multi``: more than one document allowed, up to :data:`MAX_DOCUMENTS`;
+    ``anchors``: anchors and aliases allowed, else refused at their position). Empty documents
+    are dropped."""
+    text, problem = decode(raw, path)
+    if text is None:
+        assert problem is not None
+        return None, [problem]
+    separators = _SEPARATOR.findall(text)
+    if len(separators) > MAX_DOCUMENTS:
+        return None, [_problem(path, 1, 1, f"more than {MAX_DOCUMENTS} YAML documents ('---' separators)", "too-many-documents")]
+    if not anchors:
+        found = _anchor(text, path)
+        if found is not None:
+            return None, [found]
+    return _parse(text, path, multi)
+
+
+_SEPARATOR = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def decode(raw: bytes | str, path: str, limit: int = MAX_BYTES) -> tuple[str | None, Problem | None]:
+    """The text of an input file: size limit, UTF-8, a leading BOM dropped; control and
+    bidi characters (outside comments too) refused at their position."""
     if isinstance(raw, bytes):
-        if len(raw) > MAX_BYTES:
-            return None, [_too_large(path, len(raw))]
+        if len(raw) > limit:
+            return None, _too_large(path, len(raw), limit)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = raw[: exc.start].count(b"\n") + 1
             col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-            return None, [_problem(path, line, col, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", "encoding", hint="save the file as UTF-8")]
+            return None, _problem(path, line, col, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", "encoding", hint="save the file as UTF-8")
     else:
         text = raw
         size = len(text.encode("utf-8", "surrogatepass"))
-        if size > MAX_BYTES:
-            return None, [_too_large(path, size)]
+        if size > limit:
+            return None, _too_large(path, size, limit)
     if text.startswith("\ufeff"):
         text = text[1:]
-    return _parse(text, path)
+    bad = _CONTROL.search(text)
+    if bad is not None:
+        line, col = _offset_position(text, bad.start())
+        what = "control" if bad.group() < "\x80" else "bidirectional-text" if bad.group() != "\ufeff" else "byte-order-mark"
+        return None, _problem(path, line, col, f"{what} character U+{ord(bad.group()):04X} is not allowed in YAML", "syntax", hint="remove it: it is invisible or reorders the text a reviewer sees")
+    return text, None
 
 
-def _too_large(path: str, size: int) -> Problem:
-    return _problem(path, 1, 1, f"file is {size} bytes, over the limit of {MAX_BYTES}", "too-large", hint="split the policy into overlays, or move large configs out of it")
+def _too_large(path: str, size: int, limit: int = MAX_BYTES) -> Problem:
+    return _problem(path, 1, 1, f"file is {size} bytes, over the limit of {limit}", "too-large", hint="split the policy into overlays, or move large configs out of it")
 
 
-def _parse(text: str, path: str) -> tuple[Source | None, list[Problem]]:
+def _anchor(text: str, path: str) -> Problem | None:
+    """The first anchor or alias of ``text`` (libyaml's events), or None (also on a syntax error:
+    the parse reports it)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                mark = event.start_mark
+                line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+                return _problem(path, line, col, "anchors and aliases are not allowed here", "alias", hint="write the values out: Kustomize expands aliases without limits")
+    except (yaml.YAMLError, RecursionError):
+        return None
+    return None
+
+
+def _parse(text: str, path: str, multi: bool = False) -> tuple[list[Source] | None, list[Problem]]:
     from renderer import fastyaml
 
-    fast = fastyaml.load(text, MAX_DEPTH, MAX_STRING, MAX_NODES)
-    if fast is not None and isinstance(fast[0], dict):
-        return Source(path, fast[0], fast[1], fast[2]), []
-    return _parse_roundtrip(text, path)
+    fast = fastyaml.load_all(text, MAX_DEPTH, MAX_STRING, MAX_NODES)
+    if isinstance(fast, fastyaml.Limit):
+        line, col = fast.position
+        return None, [_problem(path, line, col, fast.message, fast.code)]
+    if fast is not None and (multi or len(fast) <= 1) and all(isinstance(d[0], dict) for d in fast):
+        return [Source(path, d[0], d[1], d[2]) for d in fast], []
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_CAREFUL_BYTES:
+        return None, [_careful_too_large(text, path)]
+    return _roundtrip_all(text, path, multi)
+
+
+def _careful_too_large(text: str, path: str) -> Problem:
+    """A file over :data:`MAX_CAREFUL_BYTES` that needs the slow parser: libyaml's error, if any."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        list(yaml.compose_all(text, Loader=loader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        return _problem(path, line, col, f"YAML syntax error: {exc.problem}", "syntax")
+    except (yaml.YAMLError, RecursionError):
+        pass
+    return _problem(
+        path, 1, 1,
+        f"file uses anchors, tags or unusual scalars and is over {MAX_CAREFUL_BYTES} bytes",
+        "too-large", hint="write the values out plainly, or split the file",
+    )
 
 
 def _parse_roundtrip(text: str, path: str) -> tuple[Source | None, list[Problem]]:
+    """One document by the careful path (what the fast path's tests compare with)."""
+    docs, problems = _roundtrip_all(text, path, False)
+    if docs is None:
+        return None, problems
+    return (docs[0] if docs else Source(path, {})), problems
+
+
+def _roundtrip_all(text: str, path: str, multi: bool = False) -> tuple[list[Source] | None, list[Problem]]:
     """The careful path: ruamel.yaml round-trip, with a Problem for everything it refuses."""
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
     from ruamel.yaml.reader import ReaderError
@@ -123,16 +216,88 @@ def _parse_roundtrip(text: str, path: str) -> tuple[Source | None, list[Problem]
         return None, [_problem(path, line, col, f"the value {value!r} cannot be read ({exc})", "syntax", hint="quote it to make it a string")]
     docs = [d for d in docs if d is not None]
     if not docs:
-        return Source(path, {}), []
-    if len(docs) > 1:
+        return [], []
+    if len(docs) > 1 and not multi:
         return None, [_problem(path, 1, 1, "expected one YAML document, found several", "multi-doc", hint="remove the '---' separators")]
-    walker = _Walker(path)
-    data = walker.walk(docs[0], (), 0)
-    if walker.problems:
-        return None, walker.problems
-    if not isinstance(data, dict):
-        return None, [_problem(path, 1, 1, f"the top level must be a mapping, not {_kind(data)}", "root-not-mapping")]
-    return Source(path, data, walker.positions, walker.key_positions), []
+    out: list[Source] = []
+    walker = _Walker(path)  # one walker: the limits hold for the whole file
+    for doc in docs:
+        walker.positions, walker.key_positions = {}, {}
+        data = walker.walk(doc, (), 0)
+        if walker.problems:
+            return None, walker.problems
+        if not isinstance(data, dict):
+            return None, [_problem(path, 1, 1, f"the top level must be a mapping, not {_kind(data)}", "root-not-mapping")]
+        out.append(Source(path, data, walker.positions, walker.key_positions))
+    return out, []
+
+
+MAX_JSON_DEPTH = 64
+
+
+def load_json(raw: bytes, path: str, limit: int = MAX_BYTES, max_values: int = MAX_NODES) -> tuple[Any, list[Problem]]:
+    """A JSON input (nodes.json): the same limits as YAML (size before parsing, depth, values,
+    string length, control characters), duplicate keys refused; ``(None, problems)`` when refused."""
+    import json
+
+    text, problem = decode(raw, path, limit)
+    if text is None:
+        assert problem is not None
+        return None, [problem]
+    depth = _json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        return None, [_problem(path, 1, 1, f"nesting deeper than {MAX_JSON_DEPTH} levels", "too-deep")]
+    count = [0]
+    duplicate: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        count[0] += len(items)
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out and not duplicate:
+                duplicate.append(key)
+            out[key] = value
+        return out
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs)
+    except json.JSONDecodeError as exc:
+        return None, [_problem(path, exc.lineno, exc.colno, f"not valid JSON: {exc.msg}", "syntax")]
+    except (ValueError, RecursionError) as exc:  # an integer over Python's digit limit
+        return None, [_problem(path, 1, 1, f"not valid JSON: {exc}", "syntax")]
+    if duplicate:
+        return None, [_problem(path, 1, 1, f"duplicate key {duplicate[0]!r}", "duplicate-key", hint="JSON readers disagree on which one wins")]
+    stack = [data]
+    values = 0
+    while stack:
+        item = stack.pop()
+        values += 1
+        if values > max_values:
+            return None, [_problem(path, 1, 1, f"more than {max_values} values", "too-many-nodes")]
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str) and len(item) > MAX_STRING:
+            return None, [_problem(path, 1, 1, f"string of {len(item)} characters, over the limit of {MAX_STRING}", "too-long")]
+    return data, []
+
+
+def _json_depth(text: str) -> int:
+    """The deepest bracket nesting of a JSON text, strings skipped (bounded: one pass, in C)."""
+    plain = _JSON_STRING.sub("", text)
+    brackets = _NOT_BRACKET.sub("", plain)
+    depth = deepest = 0
+    for chunk in _OPENERS.finditer(brackets):
+        depth += len(chunk.group(1))
+        deepest = max(deepest, depth)
+        depth -= len(chunk.group(2))
+    return deepest
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_OPENERS = re.compile(r"([\[{]*)([\]}]*)")
 
 
 def _unreadable_scalar(text: str) -> tuple[int, int, str]:

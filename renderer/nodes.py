@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import io
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ GPU_LABELS = (
     "nvidia.com/gpu.present",
 )
 PRODUCT_LABEL = "nvidia.com/gpu.product"
+_NAME = re.compile(r"[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?")
 RUNTIMES = {"containerd": "containerd", "cri-o": "crio", "docker": "docker"}
 """``status.nodeInfo.containerRuntimeVersion`` scheme -> the pool's ``runtime`` value."""
 
@@ -66,11 +66,12 @@ class Node:
 
 def parse_nodes(text: str | bytes, path: str) -> tuple[list[Node], list[Problem]]:
     """Nodes of a ``kubectl get nodes -o json`` document (a List, a NodeList or one Node)."""
-    try:
-        doc = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as exc:
-        line, col = (getattr(exc, "lineno", 1), getattr(exc, "colno", 1))
-        return [], [Problem(path, line, col, "", f"not valid JSON: {getattr(exc, 'msg', exc)}", hint="pass the output of `kubectl get nodes -o json`", code="nodes-json")]
+    from renderer.inputs import MAX_NODES_BYTES, MAX_NODES_VALUES
+    from renderer.loader import load_json
+
+    doc, found = load_json(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text, path, MAX_NODES_BYTES, MAX_NODES_VALUES)
+    if found:
+        return [], [Problem(p.file, p.line, p.column, p.pointer, p.message, hint="pass the output of `kubectl get nodes -o json`", code="nodes-json") for p in found]
     if isinstance(doc, dict) and doc.get("kind") == "Node":
         items: Any = [doc]
     elif isinstance(doc, dict) and isinstance(doc.get("items"), list):
@@ -86,9 +87,17 @@ def parse_nodes(text: str | bytes, path: str) -> tuple[list[Node], list[Problem]
         if not isinstance(meta, dict) or not meta.get("name"):
             problems.append(Problem(path, 1, 1, f"/items/{index}", "item is not a Node with metadata.name", code="nodes-shape"))
             continue
-        info = (item.get("status") or {}).get("nodeInfo") or {}
+        status: dict[str, Any] = item["status"] if isinstance(item.get("status"), dict) else {}
+        info: dict[str, Any] = status["nodeInfo"] if isinstance(status.get("nodeInfo"), dict) else {}
+        raw_labels = meta.get("labels") or {}
+        if not isinstance(raw_labels, dict) or not all(isinstance(v, str) for v in raw_labels.values()):
+            problems.append(Problem(path, 1, 1, f"/items/{index}/metadata/labels", "labels must be a mapping of strings", code="nodes-shape"))
+            continue
+        if not isinstance(meta["name"], str) or not _NAME.fullmatch(meta["name"]):
+            problems.append(Problem(path, 1, 1, f"/items/{index}/metadata/name", f"node name {str(meta['name'])[:80]!r} is not a DNS name", code="nodes-shape"))
+            continue
         runtime = RUNTIMES.get(str(info.get("containerRuntimeVersion") or "").split("://")[0], "")
-        labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+        labels = {str(k): v for k, v in raw_labels.items()}
         nodes.append(Node(str(meta["name"]), labels, runtime, str(info.get("kernelVersion") or "")))
     return sorted(nodes, key=lambda n: n.name), problems
 

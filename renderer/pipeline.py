@@ -15,7 +15,7 @@ from renderer.merge import Located, from_source, merge
 from renderer.model import Model
 from renderer.problems import Problem, Severity
 from renderer.resolve import resolve, with_defaults
-from renderer.userpatches import check_user_patches, patches_dir
+from renderer.userpatches import allowances, check_user_patches, patches_dir
 
 FLEET = "fleet"
 
@@ -41,7 +41,7 @@ class Plan:
 
 
 def plan(inputs: Inputs) -> Plan:
-    problems: list[Problem] = []
+    problems: list[Problem] = list(inputs.problems)
     fleet_src, found = load_text(inputs.values, inputs.values_path)
     problems += found
     fleet = from_source(fleet_src) if fleet_src is not None else None
@@ -50,11 +50,12 @@ def plan(inputs: Inputs) -> Plan:
         located[FLEET] = fleet
     for cluster in inputs.clusters:
         problems += checks.cluster_name(cluster.name, cluster.values_path)
-        problems += check_user_patches(patches_dir(cluster.values_path), cluster.patches)
         src, found = load_text(cluster.values, cluster.values_path)
         problems += found
         if fleet is not None and src is not None:
             located[cluster.name] = merge(fleet, src)
+        allowed = allowances(located[cluster.name].data) if cluster.name in located else {}
+        problems += check_user_patches(patches_dir(cluster.values_path), cluster.patches, allowed)
     seen: set[Problem] = set()
     sections = schema.FleetSections(fleet) if fleet is not None else None
     defaulted: dict[str, dict[str, Any]] = {}

@@ -36,11 +36,63 @@ def load_schema(name: str = SCHEMA_FILE) -> dict[str, Any]:
     return data
 
 
+def anchored(pattern: str) -> str:
+    """``pattern`` with every ``$`` anchor (outside a character class, not escaped) made ``\\Z``.
+
+    The schema's patterns are ECMA/RE2 regular expressions, where ``$`` is the end of the text
+    (Helm's and Go's validators read them so); Python's ``$`` also matches before a trailing
+    newline, which let ``"gpu-operator\\n"`` pass every anchored pattern.
+    """
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]" or bool(out and out[-1] == "[")
+        elif ch == "[":
+            in_class = True
+        elif ch == "$":
+            out.append("\\Z")
+            i += 1
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(anchored(pattern))
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Any:
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and not _compiled(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: dict[str, Any]) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if _compiled(pattern).search(key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
 @cache
 def _validator() -> Any:
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, validators
 
-    return Draft202012Validator(load_schema())
+    strict = validators.extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator, {"pattern": _pattern, "patternProperties": _pattern_properties}
+    )
+    return strict(load_schema())
 
 
 def validate(located: Located, fleet: FleetSections | None = None) -> list[Problem]:

@@ -2,23 +2,52 @@
 
 They are strategic-merge patches, one or more documents per file, each naming its target by
 apiVersion, kind and metadata.name; they apply after gpu-render's own overlay patches.
+
+A patch is repository content like any other (docs/security.md), so it passes the same rules
+as gpu-render's own objects, and more:
+
+* it is read by the one loader (:func:`renderer.loader.load_documents`) with the same limits,
+  duplicate keys refused and anchors/aliases refused (Kustomize expands aliases without any
+  limit: a 479-byte alias bomb made its repo server use gigabytes);
+* it may only target objects this cluster renders (:func:`target_problems`), and may not set
+  ``gpu-render.dev/`` annotations or labels (the lint exemption travels there);
+* what it adds that needs a justification (:data:`CHECKS`: a privileged container, a host
+  namespace, a host path, an added capability, an RBAC rule or binding, a floating image, a
+  ``$patch: delete``, ...) is an error at its ``file:line:col`` unless the policy allows that
+  check for that file: ``gitops.userPatches.allow: [{file, checks, reason}]``. The rendered
+  objects' own exemptions never cover a patch: they are scoped to what gpu-render renders.
+
+The allowed checks and their reasons are written into the copied patch's header
+(:func:`header`), where ``gpu-render lint`` reads them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-import yaml
-
-from renderer import yamlio
-from renderer.problems import Problem
+from renderer import lint
+from renderer.loader import MAX_BYTES, Source, load_documents
+from renderer.problems import Problem, Severity
 
 UserPatches = tuple[tuple[str, bytes], ...]
 """(file name, raw bytes) per patch file, in file-name order."""
 
-FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$")
+FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.ya?ml")
+MAX_PATCH_BYTES = MAX_BYTES
+"""A patch file over this size is refused before it is read (and so never copied to the output)."""
+RESERVED_PREFIX = "gpu-render.dev/"
+
+CHECKS: dict[str, str] = {
+    **{k: v for k, v in lint.CHECKS.items() if k not in ("service-account-token", "secret-rendered")},
+    "service-account-token": "the patch mounts a ServiceAccount token (automountServiceAccountToken: true)",
+    "service-account": "the patch changes the pod's ServiceAccount (and so its API rights)",
+    "host-port": "a container binds a port of the host",
+    "rbac-change": "the patch changes RBAC rules, subjects or roleRef",
+    "patch-delete": "a $patch directive deletes or replaces (an object, a list or a map)",
+}
+"""What a hand-written patch may only do when the policy allows it (check -> what it finds)."""
 
 
 def patches_dir(values_path: str) -> str:
@@ -27,77 +56,308 @@ def patches_dir(values_path: str) -> str:
     return f"{folder}/patches"
 
 
-def parse(raw: bytes) -> list[Any]:
-    return yamlio.load_all(raw.decode("utf-8"))
+def parse(raw: bytes, path: str = "patch.yaml") -> list[Source]:
+    """The documents of a patch file that passed :func:`check_user_patches`."""
+    docs, _ = load_documents(raw, path, anchors=False)
+    return docs or []
 
 
-def _problem(path: str, message: str, hint: str = "", line: int = 1, col: int = 1) -> Problem:
-    return Problem(path, line, col, "", message, hint=hint, code="user-patch")
+def _problem(path: str, message: str, hint: str = "", line: int = 1, col: int = 1, pointer: str = "", code: str = "user-patch") -> Problem:
+    return Problem(path, line, col, pointer, message, hint=hint, code=code)
 
 
 def _is_smp(doc: Any) -> bool:
-    if not isinstance(doc, dict) or not doc.get("apiVersion") or not doc.get("kind"):
+    if not isinstance(doc, dict) or not isinstance(doc.get("apiVersion"), str) or not isinstance(doc.get("kind"), str):
         return False
     meta = doc.get("metadata")
-    return isinstance(meta, dict) and bool(meta.get("name"))
+    return isinstance(meta, dict) and isinstance(meta.get("name"), str) and bool(meta["name"]) and isinstance(meta.get("namespace", ""), str)
 
 
-def check_user_patches(folder: str, patches: UserPatches) -> list[Problem]:
-    """Each file: an allowed name, UTF-8 YAML, only strategic-merge patch documents."""
+Allowed = dict[str, dict[str, str]]
+"""patch file name -> check -> reason."""
+
+
+def allowances(values: Any) -> Allowed:
+    """``gitops.userPatches.allow`` of a cluster's (merged) values, read defensively."""
+    gitops = values.get("gitops") if isinstance(values, dict) else None
+    section = gitops.get("userPatches") if isinstance(gitops, dict) else None
+    entries = section.get("allow") if isinstance(section, dict) else None
+    out: Allowed = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("file"), str) or not isinstance(entry.get("reason"), str):
+            continue
+        checks = entry.get("checks")
+        for check in checks if isinstance(checks, list) else []:
+            if isinstance(check, str) and entry["reason"].strip():
+                out.setdefault(entry["file"], {})[check] = " ".join(entry["reason"].split()).replace(";", ",")
+    return out
+
+
+def check_user_patches(folder: str, patches: UserPatches, allowed: Allowed | None = None) -> list[Problem]:
+    """Each file: an allowed name, within the loader's limits, only strategic-merge patch
+    documents, nothing that needs a justification unless ``allowed``."""
     problems: list[Problem] = []
     for name, raw in patches:
         path = f"{folder}/{name}"
-        if not FILE_NAME.match(name):
+        if not FILE_NAME.fullmatch(name):
             problems.append(_problem(path, f"patch file name {name!r} is not allowed", "use letters, digits, '.', '_' and '-', ending in .yaml"))
             continue
-        try:
-            docs = parse(raw)
-        except UnicodeDecodeError:
-            problems.append(_problem(path, "patch is not UTF-8 text"))
-            continue
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-            problems.append(_problem(path, f"patch is not valid YAML: {getattr(exc, 'problem', None) or exc}", line=line, col=col))
+        docs, found = load_documents(raw, path, anchors=False)
+        if docs is None:
+            problems += [_as_patch_problem(p) for p in found]
             continue
         if not docs:
             problems.append(_problem(path, "patch file is empty"))
-        elif not all(_is_smp(d) for d in docs):
+            continue
+        bad = next((d for d in docs if not _is_smp(d.data)), None)
+        if bad is not None:
             problems.append(
                 _problem(
                     path,
                     "each document must be a strategic-merge patch with apiVersion, kind and metadata.name",
                     "JSON 6902 operation lists have no target here; write the change as a partial object",
+                    *bad.locate(""),
                 )
             )
+            continue
+        mine = (allowed or {}).get(name, {})
+        for doc in docs:
+            for check, pointer, message in findings(doc.data):
+                if check in mine:
+                    continue
+                line, col = doc.locate(pointer)
+                hint = (
+                    "gpu-render.dev/ annotations and labels are gpu-render's own"
+                    if check == "reserved"
+                    else f"if this is intended, allow it for this file: gitops.userPatches.allow: [{{file: {name}, checks: [{check}], reason: ...}}]"
+                )
+                problems.append(_problem(path, f"{check}: {message}", hint, line, col, pointer, code=f"user-patch-{check}"))
+    for name in sorted(set(allowed or {}) - {n for n, _ in patches}):
+        problems.append(
+            Problem(folder, 1, 1, "/gitops/userPatches/allow", f"gitops.userPatches.allow names {name!r}, which is not a patch of this cluster", code="user-patch-allow", severity=Severity.WARNING)
+        )
     return problems
 
 
-def target_problems(folder: str, rendered: Iterable[tuple[str, str, str, str]], patches: UserPatches) -> list[Problem]:
-    """Patches whose target (apiVersion, kind, namespace, name) the cluster does not render.
+def _as_patch_problem(p: Problem) -> Problem:
+    if p.code == "root-not-mapping":
+        message, hint = "each document must be a strategic-merge patch with apiVersion, kind and metadata.name", "JSON 6902 operation lists have no target here; write the change as a partial object"
+    elif p.code == "syntax":
+        message, hint = f"patch is not valid YAML: {p.message.removeprefix('YAML syntax error: ')}", p.hint
+    else:
+        message, hint = f"patch: {p.message}", p.hint
+    return Problem(p.file, p.line, p.column, p.pointer, message, hint=hint, code="user-patch", severity=p.severity)
+
+
+# --- what a patch document adds --------------------------------------------------------
+
+
+def findings(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """``(check, JSON pointer, message)`` for everything a patch document does that needs a
+    justification. Unlike :func:`renderer.lint.check_object` it reads a partial object: only
+    what the patch itself sets counts (it merges over the rendered object)."""
+    out: list[tuple[str, str, str]] = []
+    kind = doc.get("kind")
+    meta = _dict(doc.get("metadata"))
+    for field in ("annotations", "labels"):
+        for key in _dict(meta.get(field)):
+            if str(key).startswith(RESERVED_PREFIX):
+                out.append(("reserved", f"/metadata/{field}/{_esc(key)}", f"a patch may not set the {field[:-1]} {key!r}"))
+    for pointer, value in _directives(doc, ""):
+        out.append(("patch-delete", pointer, f"$patch: {value}"))
+    if kind in ("Role", "ClusterRole") and "rules" in doc:
+        out.append(("rbac-change", "/rules", "the patch sets RBAC rules (it replaces the role's whole rule list)"))
+        for check, message in lint._check_rules(doc["rules"] if isinstance(doc["rules"], list) else []):
+            out.append((check, "/rules", message))
+    if kind in ("RoleBinding", "ClusterRoleBinding"):
+        for key in ("subjects", "roleRef"):
+            if key in doc:
+                out.append(("rbac-change", f"/{key}", f"the patch sets the binding's {key}"))
+    if kind == "Secret":
+        out.append(("secret-rendered", "", "Secret objects are never rendered; reference an existing Secret by name"))
+    pod, base = _pod(doc)
+    if pod is not None:
+        out += _pod_findings(pod, base)
+    return out
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _esc(key: object) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
+def _directives(node: Any, pointer: str) -> Iterator[tuple[str, str]]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            here = f"{pointer}/{_esc(key)}"
+            if key == "$patch" and value in ("delete", "replace"):
+                yield here, str(value)
+            elif key in ("$retainKeys",) or str(key).startswith("$deleteFromPrimitiveList/"):
+                yield here, f"{key} (removes fields)"
+            else:
+                yield from _directives(value, here)
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _directives(item, f"{pointer}/{index}")
+
+
+def _pod(doc: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """The pod spec a patch sets, and its pointer."""
+    spec = doc.get("spec")
+    if not isinstance(spec, dict):
+        return None, ""
+    if doc.get("kind") == "Pod":
+        return spec, "/spec"
+    base = "/spec"
+    if doc.get("kind") == "CronJob":
+        job = spec.get("jobTemplate")
+        spec = job.get("spec") if isinstance(job, dict) else None
+        base = "/spec/jobTemplate/spec"
+        if not isinstance(spec, dict):
+            return None, ""
+    template = spec.get("template")
+    inner = template.get("spec") if isinstance(template, dict) else None
+    return (inner, f"{base}/template/spec") if isinstance(inner, dict) else (None, "")
+
+
+def _pod_findings(pod: dict[str, Any], base: str) -> list[tuple[str, str, str]]:
+    out: list[tuple[str, str, str]] = []
+    for key, check in (("hostPID", "host-pid"), ("hostIPC", "host-ipc"), ("hostNetwork", "host-network")):
+        if pod.get(key) is True:
+            out.append((check, f"{base}/{key}", f"{key}: true"))
+    if pod.get("automountServiceAccountToken") is True:
+        out.append(("service-account-token", f"{base}/automountServiceAccountToken", "automountServiceAccountToken: true"))
+    for key in ("serviceAccountName", "serviceAccount"):
+        if key in pod:
+            out.append(("service-account", f"{base}/{key}", f"{key}: {pod[key]!r}"))
+    host_volumes: set[str] = set()
+    for index, volume in enumerate(pod.get("volumes") or [] if isinstance(pod.get("volumes"), list) else []):
+        if isinstance(volume, dict) and isinstance(volume.get("hostPath"), dict):
+            host_volumes.add(str(volume.get("name")))
+            out.append(("host-path", f"{base}/volumes/{index}/hostPath", f"mounts the host path {(volume['hostPath']).get('path')!r}"))
+    for pointer, ctr in _containers(pod, base):
+        out += _container_findings(ctr, pointer, host_volumes)
+    return out
+
+
+def _containers(pod: dict[str, Any], base: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        items = pod.get(key)
+        for index, ctr in enumerate(items if isinstance(items, list) else []):
+            if isinstance(ctr, dict):
+                yield f"{base}/{key}/{index}", ctr
+
+
+def _container_findings(ctr: dict[str, Any], at: str, host_volumes: set[str]) -> list[tuple[str, str, str]]:
+    out: list[tuple[str, str, str]] = []
+    name = str(ctr.get("name"))
+    ctx = _dict(ctr.get("securityContext"))
+    if ctx.get("privileged") is True:
+        out.append(("privileged-container", f"{at}/securityContext/privileged", f"container {name} is privileged"))
+    if ctx.get("allowPrivilegeEscalation") is True:
+        out.append(("privilege-escalation", f"{at}/securityContext/allowPrivilegeEscalation", f"container {name} allows privilege escalation"))
+    caps = _dict(ctx.get("capabilities"))
+    if caps.get("add"):
+        out.append(("added-capabilities", f"{at}/securityContext/capabilities/add", f"container {name} adds {caps['add']}"))
+    if "image" in ctr and lint._floating(str(ctr.get("image") or "")):
+        out.append(("latest-tag", f"{at}/image", f"container {name} uses the image {ctr.get('image')!r} (no tag or digest, or ':latest')"))
+    mounts = ctr.get("volumeMounts")
+    for index, mount in enumerate(mounts if isinstance(mounts, list) else []):
+        if isinstance(mount, dict) and str(mount.get("name")) in host_volumes and mount.get("readOnly") is not True:
+            out.append(("writable-host-mount", f"{at}/volumeMounts/{index}", f"container {name} mounts host volume {mount.get('name')!r} read-write"))
+    ports = ctr.get("ports")
+    for index, port in enumerate(ports if isinstance(ports, list) else []):
+        if isinstance(port, dict) and port.get("hostPort"):
+            out.append(("host-port", f"{at}/ports/{index}/hostPort", f"container {name} binds host port {port['hostPort']}"))
+    env = ctr.get("env")
+    for index, item in enumerate(env if isinstance(env, list) else []):
+        if isinstance(item, dict) and item.get("value") and lint._SECRET_ENV.search(str(item.get("name", ""))):
+            out.append(("env-var-secret", f"{at}/env/{index}/value", f"container {name} sets {item['name']} to a literal value"))
+    return out
+
+
+# --- against the cluster's render ------------------------------------------------------
+
+
+def target_problems(folder: str, rendered: Iterable[tuple[str, str, str, str]], patches: UserPatches, objects: Iterable[dict[str, Any]] = (), allowed: Allowed | None = None) -> list[Problem]:
+    """Patches whose target (apiVersion, kind, namespace, name) the cluster does not render,
+    and (with the rendered ``objects``) containers that mount one of the target's host-path
+    volumes read-write.
 
     Kustomize matches a strategic-merge patch on all four: a namespaced object's patch must
     name its namespace.
     """
     known = set(rendered)
+    by_id = {_ident(o): o for o in objects}
     problems: list[Problem] = []
     for fname, raw in patches:
-        for doc in parse(raw):
-            meta = doc["metadata"]
-            key = (str(doc["apiVersion"]), str(doc["kind"]), str(meta.get("namespace") or ""), str(meta["name"]))
-            if key in known:
+        path = f"{folder}/{fname}"
+        for source in parse(raw, path):
+            doc = source.data
+            key = _ident(doc)
+            if key not in known:
+                problems.append(_problem(path, *_missing(key, known), *source.locate("/metadata/name")))
                 continue
-            near = sorted(k for k in known if k[1] == key[1] and k[3] == key[3])
-            hint = "check the kind and name, and whether the component is enabled for this cluster"
-            if near:
-                api, _, ns, _ = near[0]
-                hint = f"the cluster renders it as apiVersion {api}" + (f" in namespace {ns}" if ns else ", cluster-scoped") + "; the patch must say the same"
-            where = f" in namespace {key[2]}" if key[2] else ""
-            problems.append(
-                _problem(
-                    f"{folder}/{fname}",
-                    f"patch targets {key[0]} {key[1]}/{key[3]}{where}, which this cluster does not render",
-                    hint,
-                )
-            )
+            target = by_id.get(key)
+            if target is None or "writable-host-mount" in (allowed or {}).get(fname, {}):
+                continue
+            pod, base = _pod(doc)
+            real = lint.pod_spec(target)
+            if pod is None or real is None:
+                continue
+            host = {str(v.get("name")) for v in real.get("volumes") or [] if isinstance(v, dict) and isinstance(v.get("hostPath"), dict)}
+            for check, pointer, message in [f for at, ctr in _containers(pod, base) for f in _container_findings(ctr, at, host)]:
+                if check == "writable-host-mount":
+                    line, col = source.locate(pointer)
+                    problems.append(_problem(path, f"{check}: {message}", "allow it for this file (gitops.userPatches.allow) if intended, or set readOnly: true", line, col, pointer, code=f"user-patch-{check}"))
     return problems
+
+
+def _ident(doc: dict[str, Any]) -> tuple[str, str, str, str]:
+    meta = _dict(doc.get("metadata"))
+    return (str(doc.get("apiVersion")), str(doc.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name")))
+
+
+def _missing(key: tuple[str, str, str, str], known: set[tuple[str, str, str, str]]) -> tuple[str, str]:
+    near = sorted(k for k in known if k[1] == key[1] and k[3] == key[3])
+    hint = "check the kind and name, and whether the component is enabled for this cluster"
+    if near:
+        api, _, ns, _ = near[0]
+        hint = f"the cluster renders it as apiVersion {api}" + (f" in namespace {ns}" if ns else ", cluster-scoped") + "; the patch must say the same"
+    where = f" in namespace {key[2]}" if key[2] else ""
+    return f"patch targets {key[0]} {key[1]}/{key[3]}{where}, which this cluster does not render", hint
+
+
+# --- the copied patch's header ---------------------------------------------------------
+
+ALLOWED_MARK = " Allowed by the policy: "
+"""Where the ``# Copied from`` header line of a copied patch lists what the policy allowed it."""
+
+
+def header(cluster: str, name: str, allowed: dict[str, str]) -> str:
+    """The header of a copied patch: generated, its source, and what the policy allowed it.
+
+    All on gpu-render's own two lines: the patch's own text starts on the third, so nothing it
+    says can read as an allowance (:func:`read_allowed` reads only line 2)."""
+    from renderer import yamlio
+
+    line = f"# Copied from overlays/{cluster}/patches/{name}; edit it there."
+    if allowed:
+        line += ALLOWED_MARK + lint.format_exemptions(allowed)
+    return f"{yamlio.HEADER}{line}\n"
+
+
+def read_allowed(text: str) -> dict[str, str] | None:
+    """What a copied patch's header allows (check -> reason), or None when ``text`` is not a
+    patch gpu-render copied."""
+    from renderer import yamlio
+
+    first, _, rest = text.partition("\n")
+    second = rest.partition("\n")[0]
+    if f"{first}\n" != yamlio.HEADER or not second.startswith("# Copied from "):
+        return None
+    _, mark, allowed = second.partition(ALLOWED_MARK)
+    return lint.exemptions({"metadata": {"annotations": {lint.EXEMPT_ANNOTATION: allowed}}}) if mark else {}

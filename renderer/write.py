@@ -672,3 +672,75 @@ def _fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+# --- the cache folder (out/.gpu-render-cache/): internal files, never through a symlink ----
+
+
+def _cache_root(out: Path) -> Path | None:
+    """``out/.gpu-render-cache`` when neither it nor ``out`` is a symlink (and it is a folder)."""
+    root = out / CACHE_DIR
+    try:
+        if out.is_symlink() or root.is_symlink() or not root.is_dir():
+            return None
+    except OSError:
+        return None
+    return root
+
+
+def read_internal(out: Path, name: str, limit: int) -> bytes | None:
+    """The bytes of the cache file ``name``, or None when it is missing, not a regular file
+    (a symlink, a FIFO, a folder), over ``limit`` bytes or unreadable. Never follows a link."""
+    root = _cache_root(out)
+    if root is None or "/" in name:
+        return None
+    try:
+        fd = os.open(root / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(limit + 1)
+        return data if len(data) <= limit else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def write_internal(out: Path, name: str, data: bytes, *, keep: bool = False) -> None:
+    """Write the cache file ``name`` inside ``out/.gpu-render-cache/`` (made when missing).
+
+    A temporary file is made with ``O_EXCL | O_NOFOLLOW`` and renamed over ``name``: a rename
+    replaces a symlink standing there instead of following it, so a link planted in the cache
+    folder (``CACHEDIR.TAG -> /elsewhere``) cannot make a write land outside ``out``.
+    ``keep``: leave an existing regular file as it is (the tag files). OSError when it fails.
+    """
+    if out.is_symlink() or "/" in name:
+        raise OSError(errno.ELOOP, "symlink", str(out))
+    root = out / CACHE_DIR
+    if root.is_symlink():
+        raise OSError(errno.ELOOP, "symlink", str(root))
+    root.mkdir(exist_ok=True)
+    target = root / name
+    if keep:
+        with suppress(OSError):
+            if stat.S_ISREG(os.lstat(target).st_mode):
+                return
+    tmp = root / f"{name}.{os.getpid()}.{threading.get_ident()}.tmp"  # concurrent builds each write their own
+    with suppress(FileNotFoundError):
+        os.unlink(tmp)  # a leftover (or planted) entry of that name: unlink removes a link, not its target
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+    if os.path.isdir(target) and not os.path.islink(target):
+        os.unlink(tmp)
+        raise OSError(errno.EISDIR, "a folder stands where a cache file belongs", str(target))
+    os.replace(tmp, target)

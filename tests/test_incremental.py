@@ -161,7 +161,7 @@ def test_corrupt_cache_is_ignored(repo: Path, run_cli, damage: str) -> None:  # 
     elif damage == "other-format":
         state.write_bytes(state.read_bytes().replace(cache.FORMAT.encode(), b"gpu-render-cache/0"))
     elif damage == "chart-garbage":
-        (folder / cache.CHART).write_bytes(b"not a pickle")
+        (folder / cache.CHART).write_bytes(b"not json")
     else:
         state.unlink()
     values = repo / "overlays" / "staging" / "values.yaml"
@@ -263,5 +263,7 @@ def test_keys() -> None:
     assert key != cache.cluster_key("f", ClusterInput("c", b"v", "overlays/c/values.yaml", b"{}", "overlays/c/nodes.json"))
     assert cache.loads(b"") is None and cache.loads(b"[]") is None and cache.loads(b'{"format": 1}') is None
     assert cache.chart_loads(b"", "f") is None
-    assert cache.chart_loads(cache.chart_dumps("f", [1]), "f") == [1]
-    assert cache.chart_loads(cache.chart_dumps("f", [1]), "g") is None
+    kept = cache.chart_dumps("f", ({"a": 1}, []))
+    assert kept is not None
+    assert cache.chart_loads(kept, "f") == ({"a": 1}, [])
+    assert cache.chart_loads(kept, "g") is None

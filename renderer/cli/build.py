@@ -43,7 +43,7 @@ def execute_build(opts: BuildOptions) -> int:
 
     inputs = read_inputs(opts.values, opts.overlays)
     use_cache = opts.cache and not opts.check  # a check proves the output from the inputs alone
-    built = _build(inputs, opts, _load_cache(opts.out, inputs) if use_cache else None)
+    built = _build(inputs, opts, _load_cache(opts.out, inputs, opts) if use_cache else None)
     if isinstance(built, int):
         return built
     files = dict(sorted(built.files.items()))
@@ -72,7 +72,7 @@ def _build(inputs: Any, opts: BuildOptions, reuse: _Reuse | None) -> Any:
     from renderer.render import self_check
 
     kept = reuse.kept if reuse is not None else {}
-    p = plan(Inputs(inputs.values, inputs.values_path, tuple(c for c in inputs.clusters if c.name not in kept)) if kept else inputs)
+    p = plan(Inputs(inputs.values, inputs.values_path, tuple(c for c in inputs.clusters if c.name not in kept), inputs.problems) if kept else inputs)
     if p.errors or p.base is None:
         print_problems(p.problems, opts.fmt)
         return EXIT_PROBLEMS
@@ -131,22 +131,21 @@ class _Built:
     destinations: dict[str, dict[str, Any]]
 
 
-def _load_cache(out: Path, inputs: Any) -> _Reuse | None:
+def _load_cache(out: Path, inputs: Any, opts: BuildOptions | None = None) -> _Reuse | None:
     from renderer import cache
+    from renderer.write import read_internal
 
-    root = out / cache.CACHE_DIR
-    if out.is_symlink() or root.is_symlink():
+    tracked = _tracked_cache_files(out)
+    if tracked:
+        if opts is None or (opts.fmt == "text" and not opts.quiet):
+            print_problems([cache.tracked_warning(out, tracked)])
         return None
-    try:
-        state = cache.loads((root / cache.STATE).read_bytes())
-    except OSError:
-        return None
+    data = read_internal(out, cache.STATE, cache.MAX_CACHE_BYTES)
+    state = cache.loads(data) if data is not None else None
     if state is None:
         return None
-    try:
-        chart = cache.chart_loads((root / cache.CHART).read_bytes(), cache.fleet_key(inputs))
-    except OSError:
-        chart = None
+    data = read_internal(out, cache.CHART, cache.MAX_CACHE_BYTES)
+    chart = cache.chart_loads(data, cache.fleet_key(inputs)) if data is not None else None
     kept: dict[str, Any] = {}
     stats: dict[str, tuple[int, int]] = {}
     for name, entry in cache.candidates(state, inputs).items():
@@ -154,6 +153,28 @@ def _load_cache(out: Path, inputs: Any) -> _Reuse | None:
         if unit is not None:
             kept[name] = unit
     return _Reuse(state, kept, stats, chart)
+
+
+def _tracked_cache_files(out: Path) -> list[str]:
+    """The files of ``out/.gpu-render-cache/`` that git tracks (a cache committed to the policy
+    repository, e.g. force-added in a pull request). None tracked when git or a repo is missing."""
+    import os
+    import subprocess
+
+    from renderer import cache
+
+    if not (out / cache.CACHE_DIR).is_dir() or out.is_symlink():
+        return []
+    try:
+        proc = subprocess.run(
+            ["git", "ls-files", "-z", "--", cache.CACHE_DIR],
+            cwd=out, capture_output=True, timeout=60, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if proc.returncode != 0:
+        return []
+    return sorted(p.decode("utf-8", "replace") for p in proc.stdout.split(b"\0") if p)
 
 
 def _read_unit(out: Path, name: str, entry: Any, stats: dict[str, tuple[int, int]]) -> Any:
@@ -188,18 +209,15 @@ def _read_unit(out: Path, name: str, entry: Any, stats: dict[str, tuple[int, int
 
 def _save_cache(out: Path, inputs: Any, built: _Built) -> None:
     """Record this build for the next one; a cache that cannot be written is simply not there."""
+    import contextlib
     import os
 
     from renderer import cache
+    from renderer.write import write_internal
 
-    root = out / cache.CACHE_DIR
     try:
-        if out.is_symlink() or root.is_symlink():
-            return
-        root.mkdir(exist_ok=True)
-        for name, text in ((".gitignore", cache.GITIGNORE), ("CACHEDIR.TAG", cache.CACHEDIR_TAG)):
-            if not (root / name).is_file():
-                (root / name).write_text(text, encoding="utf-8")
+        write_internal(out, ".gitignore", cache.GITIGNORE.encode("utf-8"), keep=True)
+        write_internal(out, "CACHEDIR.TAG", cache.CACHEDIR_TAG.encode("utf-8"), keep=True)
         fleet = cache.fleet_key(inputs)
         folders = {c.name: cache.folder(c.values_path) for c in inputs.clusters}
         fleet_warnings, own = cache.split_warnings(list(built.warnings), folders)
@@ -216,19 +234,15 @@ def _save_cache(out: Path, inputs: Any, built: _Built) -> None:
                     size, mtime = st.st_size, st.st_mtime_ns
                 files[path] = (unit.hashes[path], size, mtime)
             entries[ci.name] = cache.Entry(cache.cluster_key(fleet, ci), unit.summary, files, own.get(ci.name, ()), built.destinations[ci.name])
-        _replace(root / cache.STATE, cache.dumps(cache.State(fleet, entries, fleet_warnings)))
-        if built.reuse is None or built.reuse.chart is None:
-            _replace(root / cache.CHART, cache.chart_dumps(fleet, built.chart))
+        write_internal(out, cache.STATE, cache.dumps(cache.State(fleet, entries, fleet_warnings)))
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(out / cache.CACHE_DIR / "chart.pickle")  # what gpu-render 0.x kept there: never read
+        if built.reuse is None or built.reuse.chart is None or built.chart[1] is not built.reuse.chart[1]:  # none kept, or the kept one failed its check
+            chart = cache.chart_dumps(fleet, built.chart)
+            if chart is not None:
+                write_internal(out, cache.CHART, chart)
     except OSError:
         return
-
-
-def _replace(path: Path, data: bytes) -> None:
-    import os
-
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # concurrent builds each write their own
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def _report(changes: list, opts: BuildOptions, check: bool = False) -> None:  # type: ignore[type-arg]

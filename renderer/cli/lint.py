@@ -12,9 +12,12 @@ import click
 from renderer.cli import EXIT_OK, EXIT_PROBLEMS
 
 
-def read_documents(folder: Path) -> tuple[list[tuple[str, Any]], list[str], int]:
-    """(file, object) of every YAML document under ``folder``; parse errors; skipped templates."""
+def read_documents(folder: Path, patch_allowed: dict[str, dict[str, str]] | None = None) -> tuple[list[tuple[str, Any]], list[str], int]:
+    """(file, object) of every YAML document under ``folder``; parse errors; skipped templates.
+    ``patch_allowed`` is filled with what each copied hand-written patch's header allows."""
     from renderer import yamlio
+    from renderer.lint import USER_PATCHES
+    from renderer.userpatches import read_allowed
     from renderer.write import INTERNAL_PREFIX
 
     docs: list[tuple[str, Any]] = []
@@ -30,6 +33,8 @@ def read_documents(folder: Path) -> tuple[list[tuple[str, Any]], list[str], int]
             skipped += 1  # a Helm template, not a rendered object
             continue
         display = os.path.relpath(path)
+        if patch_allowed is not None and USER_PATCHES in display:
+            patch_allowed[display] = read_allowed(text) or {}
         try:
             docs += [(display, d) for d in yamlio.load_all(text)]
         except Exception as exc:  # any YAML error: report it, keep linting the rest
@@ -50,8 +55,9 @@ def lint_cmd(folder: Path, fmt: str, show_exempt: bool) -> None:
     from renderer.write import reading
 
     with reading(folder):  # finish an interrupted build before reading
-        docs, errors, skipped = read_documents(folder)
-    findings = lint(docs)
+        allowed: dict[str, dict[str, str]] = {}
+        docs, errors, skipped = read_documents(folder, allowed)
+    findings = lint(docs, allowed)
     bad = unexempted(findings)
     if fmt == "json":
         body = {

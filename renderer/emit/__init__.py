@@ -76,9 +76,10 @@ def fleet_context(p: Plan, chart: tuple[dict[str, Any], list[Any]] | None = None
 def cluster_unit(ctx: FleetContext, name: str, model: Model, objs: Objects, user: UserPatches = (), user_dir: str = "") -> ClusterUnit:
     """Map step: one cluster's files and summary; ``user``: its hand-written patches, read from ``user_dir``."""
     from renderer.emit import argocd, helm, kustomize
+    from renderer.userpatches import allowances
 
     flat = [o for items in objs.values() for o in items]
-    files = kustomize.emit_cluster(name, ctx.base_objs, objs, user, user_dir, ctx.overlays)
+    files = kustomize.emit_cluster(name, ctx.base_objs, objs, user, user_dir, ctx.overlays, allowances(model.values))
     files.update(argocd.cluster_files(ctx.fleet, name, model, flat))
     text, reason = helm.cluster_values(ctx.chart, name, model, objs)
     if text is not None:

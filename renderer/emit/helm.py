@@ -133,7 +133,14 @@ class Chart:
 def analyse(fleet: Model, base_objs: dict[str, list[Obj]] | None = None, found: tuple[dict[str, Any], list[helm_ir.Template]] | None = None) -> Chart:
     """The chart of the fleet render (``found``: a ``templates_for`` result the caller kept),
     checked against the static render."""
-    values, templates = found if found is not None else templates_for(fleet)
+    if found is not None:  # kept by the cache: data that must reproduce the render, else redone
+        try:
+            kept = {k: v for k, v in found[0].items() if k != "generated"}
+            if kept == chart_values(fleet) and normalise(helm_ir.render_templates(found[1], found[0])) == normalise(static_objects(fleet, base_objs)):
+                return Chart(found[0], found[1])
+        except Exception:  # a cache file of the wrong shape is only a cache miss
+            pass
+    values, templates = templates_for(fleet)
     if normalise(helm_ir.render_templates(templates, values)) != normalise(static_objects(fleet, base_objs)):
         raise ChartMismatch("the chart's templates do not reproduce the fleet render (a gpu-render bug)")
     return Chart(values, templates)

@@ -25,7 +25,7 @@ from renderer.components.common import Obj
 from renderer.emit import patchdiff
 from renderer.emit.base import object_filename
 from renderer.problems import UserError
-from renderer.userpatches import UserPatches, target_problems
+from renderer.userpatches import Allowed, UserPatches, target_problems
 
 ROOT = "overlays"
 BASE = "../../base"
@@ -157,18 +157,23 @@ def kustomization(overlay: Overlay, user_files: Iterable[str]) -> Obj:
     return out
 
 
-def user_patch_header(cluster: str, name: str) -> str:
-    return f"{yamlio.HEADER}# Copied from overlays/{cluster}/patches/{name}; edit it there.\n"
+def user_patch_header(cluster: str, name: str, allowed: dict[str, str] | None = None) -> str:
+    from renderer.userpatches import header
+
+    return header(cluster, name, allowed or {})
 
 
 def emit_cluster(
-    name: str, base: Objects, cluster: Objects, user: UserPatches = (), user_dir: str = "", cache: OverlayCache | None = None
+    name: str, base: Objects, cluster: Objects, user: UserPatches = (), user_dir: str = "", cache: OverlayCache | None = None,
+    allowed: Allowed | None = None,
 ) -> dict[str, str]:
     """One cluster's overlay files; ``user_dir`` is where its hand-written patches were read;
-    ``cache``: the build's, shared by all its clusters."""
+    ``cache``: the build's, shared by all its clusters; ``allowed``: what the policy allows
+    each hand-written patch (``gitops.userPatches.allow``)."""
     cache = cache or OverlayCache()
     overlay = plan_overlay(base, cluster, cache)
-    problems = target_problems(user_dir or f"overlays/{name}/patches", [ident(o) for items in cluster.values() for o in items], user)
+    flat = [o for items in cluster.values() for o in items]
+    problems = target_problems(user_dir or f"overlays/{name}/patches", [ident(o) for o in flat], user, flat, allowed)
     if problems:
         raise UserError(f"hand-written patches of cluster {name!r} do not apply", problems=problems)
     root = f"{ROOT}/{name}"
@@ -180,6 +185,6 @@ def emit_cluster(
     for path, obj in overlay.resources.items():
         files[f"{root}/{path}"] = cache.text(obj)
     for fname, raw in user:
-        files[f"{root}/{USER_DIR}/{fname}"] = user_patch_header(name, fname) + raw.decode("utf-8")
+        files[f"{root}/{USER_DIR}/{fname}"] = user_patch_header(name, fname, (allowed or {}).get(fname)) + raw.decode("utf-8-sig")
     files[f"{root}/kustomization.yaml"] = yamlio.dump_file([kustomization(overlay, [f for f, _ in user])])
     return files

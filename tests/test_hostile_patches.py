@@ -1,0 +1,228 @@
+"""Hand-written patches (overlays/<cluster>/patches/*.yaml) under the rules of rendered objects.
+
+A patch is repository content (docs/security.md): what it adds that needs a justification
+fails ``validate`` and ``build`` at its file:line:col unless ``gitops.userPatches.allow``
+allows that check for that file; it may not set gpu-render's own annotations; ``lint`` checks
+the copied patches, which the patched object's exemption annotation never covers; and it is
+read by the one loader with its limits (no aliases: Kustomize expands them without limit).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from renderer import userpatches
+
+ROOT = Path(__file__).resolve().parent.parent
+PATCHES = "overlays/staging/patches"
+
+DS_HEAD = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: nvidia-device-plugin-daemonset
+  namespace: gpu-operator
+spec:
+  template:
+    spec:
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    shutil.copy(ROOT / "values.yaml", tmp_path / "values.yaml")
+    shutil.copytree(ROOT / "overlays", tmp_path / "overlays")
+    (tmp_path / PATCHES).mkdir()
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def patch(repo: Path, text: str | bytes, name: str = "p.yaml") -> Path:
+    path = repo / PATCHES / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return path
+
+
+def allow(repo: Path, file: str, *checks: str, reason: str = "the site needs it") -> None:
+    values = repo / "overlays" / "staging" / "values.yaml"
+    entry = json.dumps({"file": file, "checks": list(checks), "reason": reason})
+    values.write_text(values.read_text().replace("gitops:\n", f"gitops:\n  userPatches:\n    allow: [{entry}]\n", 1))
+    assert "userPatches" in values.read_text()
+
+
+def problems(run_cli: Any) -> list[dict[str, Any]]:
+    result = run_cli("validate", "--format", "json")
+    found: list[dict[str, Any]] = json.loads(result.stdout)["problems"]
+    return found
+
+
+ADDS = [
+    ("privileged-container", DS_HEAD + "      containers:\n        - name: evil\n          image: busybox:1.36\n          securityContext:\n            privileged: true\n", 13, 25),
+    ("host-path", DS_HEAD + "      volumes:\n        - name: root\n          hostPath:\n            path: /\n", 12, 13),
+    ("host-network", DS_HEAD + "      hostNetwork: true\n", 9, 20),
+    ("host-pid", DS_HEAD + "      hostPID: true\n", 9, 16),
+    ("host-ipc", DS_HEAD + "      hostIPC: true\n", 9, 16),
+    ("added-capabilities", DS_HEAD + "      containers:\n        - name: nvidia-device-plugin\n          securityContext:\n            capabilities:\n              add: [SYS_ADMIN]\n", 13, 20),
+    ("latest-tag", DS_HEAD + "      containers:\n        - name: nvidia-device-plugin\n          image: nvcr.io/nvidia/k8s-device-plugin\n", 11, 18),
+    ("latest-tag", DS_HEAD + "      containers:\n        - name: nvidia-device-plugin\n          image: evil.example.com/x:latest\n", 11, 18),
+    ("service-account", DS_HEAD + "      serviceAccountName: nvidia-driver\n", 9, 27),
+    ("service-account-token", DS_HEAD + "      automountServiceAccountToken: true\n", 9, 37),
+    ("host-port", DS_HEAD + "      containers:\n        - name: nvidia-device-plugin\n          ports:\n            - containerPort: 1\n              hostPort: 22\n", 13, 25),
+    ("wildcard-rbac", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: nvidia-device-plugin\nrules:\n  - apiGroups: ['*']\n    resources: ['*']\n    verbs: ['*']\n", 6, 3),
+    ("rbac-change", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: nvidia-device-plugin\nrules:\n  - apiGroups: ['']\n    resources: [nodes]\n    verbs: [get, list, watch, patch]\n", 6, 3),
+    ("rbac-change", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: nvidia-device-plugin\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\n", 6, 3),
+    ("patch-delete", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gpu-operator\n$patch: delete\n", 5, 9),
+    ("patch-delete", DS_HEAD + "      containers:\n        - name: nvidia-device-plugin\n          securityContext:\n            $patch: replace\n", 12, 21),
+    ("reserved", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gpu-operator\n  annotations:\n    gpu-render.dev/lint-exempt: privileged-container=trust me\n", 6, 33),
+]
+
+
+@pytest.mark.parametrize(("check", "text", "line", "col"), ADDS, ids=[f"{a[0]}-{i}" for i, a in enumerate(ADDS)])
+def test_a_patch_that_adds_privilege_fails_validate_at_its_place(repo: Path, run_cli: Any, check: str, text: str, line: int, col: int) -> None:
+    patch(repo, text)
+    found = [p for p in problems(run_cli) if p["code"] == f"user-patch-{check}"]
+    assert found, problems(run_cli)
+    assert (found[0]["file"], found[0]["line"], found[0]["column"]) == (f"{PATCHES}/p.yaml", line, col)
+    assert found[0]["severity"] == "error"
+    result = run_cli("build", "-q")
+    assert result.exit_code == 1
+    assert not (repo / "output").exists()
+
+
+@pytest.mark.parametrize(("check", "text", "line", "col"), [a for a in ADDS if a[0] != "reserved"], ids=[f"{a[0]}-{i}" for i, a in enumerate(ADDS) if a[0] != "reserved"])
+def test_the_policy_can_allow_it_per_patch(repo: Path, run_cli: Any, check: str, text: str, line: int, col: int) -> None:
+    patch(repo, text)
+    found = {p["code"].removeprefix("user-patch-") for p in problems(run_cli) if p["code"].startswith("user-patch-")}
+    allow(repo, "p.yaml", *sorted(found))
+    assert [p for p in problems(run_cli) if p["severity"] == "error"] == []
+    (repo / PATCHES / "p.yaml").rename(repo / PATCHES / "q.yaml")  # an allowance names its file: another's does not count
+    assert any(p["code"] == f"user-patch-{check}" and p["file"] == f"{PATCHES}/q.yaml" for p in problems(run_cli))
+
+
+def test_reserved_annotations_cannot_be_allowed(repo: Path, run_cli: Any) -> None:
+    patch(repo, ADDS[-1][1])
+    allow(repo, "p.yaml", "privileged-container")
+    assert any(p["code"] == "user-patch-reserved" for p in problems(run_cli))
+
+
+def test_an_allowance_for_a_missing_patch_warns(repo: Path, run_cli: Any) -> None:
+    allow(repo, "gone.yaml", "host-pid")
+    found = problems(run_cli)
+    assert [p["severity"] for p in found if p["code"] == "user-patch-allow"] == ["warning"]
+
+
+def test_allow_entries_are_schema_checked(repo: Path, run_cli: Any) -> None:
+    patch(repo, DS_HEAD + "      hostPID: true\n")
+    allow(repo, "p.yaml", "host-pid", reason=" ")
+    assert any(p["pointer"] == "/gitops/userPatches/allow/0/reason" for p in problems(run_cli))
+    shutil.copy(ROOT / "overlays/staging/values.yaml", repo / "overlays/staging/values.yaml")
+    allow(repo, "p.yaml", "no-such-check")
+    assert any(p["pointer"].startswith("/gitops/userPatches/allow") for p in problems(run_cli))
+
+
+def test_a_harmless_patch_passes(repo: Path, run_cli: Any) -> None:
+    patch(repo, DS_HEAD + "      containers:\n        - name: nvidia-device-plugin\n          resources:\n            limits:\n              memory: 512Mi\n")
+    assert [p for p in problems(run_cli) if p["severity"] == "error"] == []
+    assert run_cli("build", "-q").exit_code == 0
+    assert run_cli("lint", "output").exit_code == 0
+
+
+def test_a_read_write_mount_of_a_rendered_host_volume_fails_build(repo: Path, run_cli: Any) -> None:
+    """The patch mounts the DaemonSet's own host-root volume read-write: only the render knows it is a host path."""
+    patch(repo, DS_HEAD + "      containers:\n        - name: nvidia-device-plugin\n          volumeMounts:\n            - name: host-root\n              mountPath: /host\n")
+    result = run_cli("build", "-q")
+    assert result.exit_code == 1
+    assert f"{PATCHES}/p.yaml:12:15" in result.output and "writable-host-mount" in result.output
+    allow(repo, "p.yaml", "writable-host-mount")
+    assert run_cli("build", "-q").exit_code == 0
+
+
+# --- lint of the overlay as built ----------------------------------------------------------
+
+INJECTED = DS_HEAD + "      containers:\n        - name: miner\n          image: evil.example.com/miner:1.0\n          securityContext:\n            privileged: true\n"
+
+
+def test_lint_checks_copied_patches_and_the_object_annotation_does_not_cover_them(repo: Path, run_cli: Any) -> None:
+    patch(repo, INJECTED)
+    allow(repo, "p.yaml", "privileged-container", reason="the miner mines")
+    assert run_cli("build", "-q").exit_code == 0
+    copied = repo / "output/overlays/staging/user-patches/p.yaml"
+    assert "Allowed by the policy: privileged-container=the miner mines" in copied.read_text().splitlines()[1]
+    result = run_cli("lint", "--format", "json", "output")
+    assert result.exit_code == 0, result.output
+    findings = [f for f in json.loads(result.stdout)["findings"] if "user-patches/" in f["file"]]
+    assert [(f["check"], f["exempt"]) for f in findings] == [("privileged-container", "the miner mines")]
+    # the same copied patch without gpu-render's header allowance: the DaemonSet's own
+    # exemption annotation (privileged-container) must not cover the injected container
+    lines = copied.read_text().splitlines(keepends=True)
+    copied.write_text(lines[0] + lines[1].split(" Allowed by the policy:")[0] + "\n" + "".join(lines[2:]))
+    result = run_cli("lint", "output")
+    assert result.exit_code == 1
+    assert "user-patches/p.yaml: DaemonSet/gpu-operator/nvidia-device-plugin-daemonset: privileged-container" in result.output
+
+
+def test_an_allowance_in_the_patch_body_is_not_read() -> None:
+    from renderer import yamlio
+
+    text = yamlio.HEADER + "# Copied from overlays/c/patches/p.yaml; edit it there.\n# Allowed by the policy: privileged-container=x\n" + INJECTED
+    assert userpatches.read_allowed(text) == {}
+    assert userpatches.read_allowed(INJECTED) is None
+
+
+# --- the loader's limits ---------------------------------------------------------------------
+
+ALIAS_BOMB = (
+    DS_HEAD
+    + "      a: &a [x, x, x, x, x, x, x, x, x]\n"
+    + "".join(f"      {chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n" for i in range(8))
+)
+
+
+def test_an_alias_bomb_patch_is_refused_before_kustomize(repo: Path, run_cli: Any) -> None:
+    assert len(ALIAS_BOMB) < 1000
+    patch(repo, ALIAS_BOMB)
+    found = problems(run_cli)
+    assert any(p["code"] == "user-patch" and "anchors and aliases" in p["message"] and p["line"] == 9 for p in found), found
+    assert run_cli("build", "-q").exit_code == 1
+    assert not (repo / "output").exists()
+
+
+def test_a_patch_with_duplicate_keys_is_refused(repo: Path, run_cli: Any) -> None:
+    patch(repo, DS_HEAD + "      hostNetwork: false\n      hostNetwork: true\n")
+    found = problems(run_cli)
+    assert any("duplicate key" in p["message"] and p["line"] == 10 for p in found), found
+
+
+def test_a_patch_with_a_bom_is_read_and_copied_without_it(repo: Path, run_cli: Any) -> None:
+    patch(repo, b"\xef\xbb\xbf" + (DS_HEAD + "      priorityClassName: system-node-critical\n").encode())
+    result = run_cli("build", "-q")
+    assert result.exit_code == 0, result.output
+    copied = (repo / "output/overlays/staging/user-patches/p.yaml").read_bytes()
+    assert b"\xef\xbb\xbf" not in copied and b"apiVersion: apps/v1" in copied
+
+
+def test_a_huge_patch_is_refused_before_it_is_read_and_never_copied(repo: Path, run_cli: Any) -> None:
+    path = patch(repo, b"")
+    with path.open("wb") as f:  # 50 MB, sparse: the limit is checked before reading
+        f.truncate(50 * 1024 * 1024)
+    found = problems(run_cli)
+    assert any(p["file"] == f"{PATCHES}/p.yaml" and "over the limit" in p["message"] for p in found), found
+    assert run_cli("build", "-q").exit_code == 1
+    assert not (repo / "output").exists()
+
+
+def test_many_documents_are_refused(repo: Path, run_cli: Any) -> None:
+    patch(repo, "---\n" * 100_000)
+    found = problems(run_cli)
+    assert any("YAML documents" in p["message"] for p in found), found
+
+
+def test_patch_files_of_other_names_are_reported(repo: Path, run_cli: Any) -> None:
+    patch(repo, "x", "notes.txt")
+    found = problems(run_cli)
+    assert any(p["file"] == f"{PATCHES}/notes.txt" and p["severity"] == "warning" for p in found), found
