@@ -44,7 +44,9 @@ def _atom(atom: Atom) -> str:
     expr = values_expr(atom.path)
     if atom.op == "is":
         return expr if atom.value else f"not {expr}"
-    return f"eq {expr} {json.dumps(atom.value)}"
+    if atom.op == "in":
+        return f"has {expr} (list {' '.join(json.dumps(v) for v in atom.value)})"
+    return f"{atom.op} {expr} {json.dumps(atom.value)}"
 
 
 def cond_expr(cond: Cond) -> str:
@@ -53,10 +55,15 @@ def cond_expr(cond: Cond) -> str:
         atoms = [_atom(a) for a in conj]
         if not atoms:
             return "true"
-        conjs.append(atoms[0] if len(atoms) == 1 else "and " + " ".join(f"({a})" for a in atoms))
+        conjs.append(atoms[0] if len(atoms) == 1 else "and " + " ".join(_arg(a) for a in atoms))
     if len(conjs) == 1:
         return conjs[0]
-    return "or " + " ".join(f"({c})" for c in conjs)
+    return "or " + " ".join(_arg(c) for c in conjs)
+
+
+def _arg(expr: str) -> str:
+    """An operand of ``and``/``or``: parenthesised only when it is a call."""
+    return expr if " " not in expr or (expr.startswith("(index ") and expr.endswith(")") and expr.count("(") == 1) else f"({expr})"
 
 
 def escape(text: str) -> str:
@@ -145,7 +152,7 @@ def _present(node: dict[Any, Any]) -> str:
             parts.append(values_expr(key.path))
         else:
             parts.append(cond_expr(tuple(conj for cond, case in val.cases if case is not MISSING for conj in cond)))
-    return parts[0] if len(parts) == 1 else "or " + " ".join(f"({p})" for p in parts)
+    return parts[0] if len(parts) == 1 else "or " + " ".join(_arg(p) for p in parts)
 
 
 def _key(key: str) -> str:
@@ -188,7 +195,7 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
         out.ctl("end")
         return
     if isinstance(val, MergeBlock):
-        out.ctl("if or " + " ".join(f"({values_expr(p)})" for p in val.paths))
+        out.ctl("if or " + " ".join(_arg(values_expr(p)) for p in val.paths))
         out.text(f"{pad}{k}:")
         for path in val.paths:
             out.ctl("with " + values_expr(path))
@@ -280,15 +287,15 @@ def template_text(tpl: Template, header: str) -> str:
     if gated:
         out.ctl("if " + cond_expr(tpl.gate))
     for node in tpl.objects.values():
-        if isinstance(node, Variant):
-            _variant(out, node, lambda case: _object(out, case))
-        else:
-            _object(out, node)
+        _object(out, node)
     if gated:
         out.ctl("end")
     return out.result()
 
 
-def _object(out: Out, node: dict[Any, Any]) -> None:
+def _object(out: Out, node: Any) -> None:
+    if isinstance(node, Variant):
+        _variant(out, node, lambda case: _object(out, case))
+        return
     out.text("---")
     emit_entries(out, node, 0)
