@@ -397,12 +397,31 @@ def _name(item: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def _names(node: list[Any]) -> list[str | None]:
+    """Identity of each item of a list: its name, ``name#k`` for the k-th item of one name
+    (two volume mounts of one volume), None for an item without a name."""
+    seen: dict[str, int] = {}
+    out: list[str | None] = []
+    for item in node:
+        name = _name(item)
+        if name is None:
+            out.append(None)
+            continue
+        if isinstance(item, Variant):  # named by tset, occurrence included
+            raw, _, k = name.partition("#")
+            seen[raw] = max(seen.get(raw, 0), int(k or 1))
+            out.append(name)
+            continue
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return out
+
+
 def _keyed(node: Any) -> dict[str, Any] | None:
     if not isinstance(node, list) or not node:
         return None
     out: dict[str, Any] = {}
-    for item in node:
-        name = _name(item)
+    for name, item in zip(_names(node), node, strict=True):
         if name is None or name in out:
             return None
         out[name] = item
@@ -440,8 +459,8 @@ def diff(a: Any, b: Any, path: TPath = ()) -> list[TPath]:
 
 
 def _item(node: list[Any], name: str) -> Any:
-    for item in node:
-        if _name(item) == name:
+    for found, item in zip(_names(node), node, strict=True):
+        if found == name:
             return item
     return MISSING
 
@@ -468,13 +487,13 @@ def tset(root: Any, path: TPath, value: Any, ref: Any) -> None:
     elem = path[-1]
     if isinstance(elem, tuple):
         assert isinstance(parent, list)
-        names = [_name(i) for i in parent]
+        names = _names(parent)
         if isinstance(value, Variant):
             value.name = elem[1]  # type: ignore[attr-defined]
         if elem[1] in names:
             parent[names.index(elem[1])] = value
             return
-        ref_names = [_name(i) for i in ref_parent] if isinstance(ref_parent, list) else []
+        ref_names = _names(ref_parent) if isinstance(ref_parent, list) else []
         pos = _insert_pos(names, ref_names, elem[1])
         parent.insert(pos, value)
         return
@@ -729,8 +748,8 @@ class Analysis:
                 if isinstance(parent, dict) and isinstance(last, str) and last in parent:
                     parent[last] = Derived(key)
                 elif isinstance(parent, list) and isinstance(last, tuple):
-                    for j, item in enumerate(parent):
-                        if _name(item) == last[1]:
+                    for j, name in enumerate(_names(parent)):
+                        if name == last[1]:
                             parent[j] = Derived(key)
                 if oid in tree:
                     break
@@ -1109,8 +1128,8 @@ def _put_ref(node: Any, path: TPath, ref: Ref, expect: Any) -> None:
 def _put_ref_item(node: Any, path: TPath, ref: Ref, expect: Any) -> None:
     if not isinstance(node, list):
         return
-    for i, item in enumerate(node):
-        if _name(item) == path[0][1]:
+    for i, (name, item) in enumerate(zip(_names(node), node, strict=True)):
+        if name == path[0][1]:
             if len(path) == 1:
                 if item == expect:
                     node[i] = ref
@@ -1152,8 +1171,8 @@ def blank(obj: Any, p: TPath) -> None:
     if isinstance(parent, dict) and isinstance(p[-1], str) and p[-1] in parent:
         parent[p[-1]] = None
     elif isinstance(parent, list) and isinstance(p[-1], tuple):
-        for j, item in enumerate(parent):
-            if _name(item) == p[-1][1]:
+        for j, name in enumerate(_names(parent)):
+            if name == p[-1][1]:
                 parent[j] = None
 
 

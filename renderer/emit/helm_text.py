@@ -13,6 +13,8 @@ import json
 import re
 from typing import Any
 
+import yaml
+
 from renderer import yamlio
 from renderer.emit.helm_ir import (
     MISSING,
@@ -93,9 +95,19 @@ class Out:
         return "".join(self.parts) + self.prefix
 
 
+WIDTH = 160
+"""Longest template line the printer aims at; a longer one-line string is folded."""
+
+
 def _dump(value: Any) -> list[str]:
     text = yamlio.dump(value)
-    return escape(text).rstrip("\n").split("\n")
+    lines = escape(text).rstrip("\n").split("\n")
+    if len(lines) == 1 and len(lines[0]) > WIDTH - 40:
+        # a long one-line string: folded over several lines (YAML reads back the same string)
+        folded = yaml.safe_dump(value, width=100, allow_unicode=True, sort_keys=False)
+        if yaml.safe_load(folded) == value:
+            return escape(folded).rstrip("\n").split("\n")
+    return lines
 
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -224,7 +236,10 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
 
 def emit_items(out: Out, items: list[Any], ind: int) -> None:
     pad = " " * ind
-    for item in items:
+    for item in _runs(items):
+        if isinstance(item, _Items):
+            emit_items(out, [i for i in item if i is not MISSING], ind)
+            continue
         if isinstance(item, Splice):
             out.ctl("with " + values_expr(item.path))
             expr = "list ." if item.is_map else "."
@@ -234,6 +249,37 @@ def emit_items(out: Out, items: list[Any], ind: int) -> None:
             _variant(out, item, lambda case: emit_items(out, [case], ind))
         else:
             emit_item(out, item, ind, pad)
+
+
+def _runs(items: list[Any]) -> list[Any]:
+    """Neighbouring variant items chosen by the same conditions, merged into one variant of
+    lists (``if`` once around them)."""
+    out: list[Any] = []
+    for item in items:
+        last = out[-1] if out else None
+        if isinstance(item, Variant) and isinstance(last, _Run) and _conds(last.first) == _conds(item):
+            last.items.append(item)
+        elif isinstance(item, Variant):
+            out.append(_Run(item, [item]))
+        else:
+            out.append(item)
+    return [r.variant() if isinstance(r, _Run) else r for r in out]
+
+
+class _Run:
+    def __init__(self, first: Variant, items: list[Variant]) -> None:
+        self.first = first
+        self.items = items
+
+    def variant(self) -> Any:
+        if len(self.items) == 1:
+            return self.first
+        cases = [(cond, _Items([v.cases[j][1] for v in self.items])) for j, (cond, _) in enumerate(self.first.cases)]
+        return Variant(cases)
+
+
+class _Items(list[Any]):
+    """Several list items printed in one variant case."""
 
 
 def emit_item(out: Out, item: Any, ind: int, pad: str) -> None:
@@ -261,6 +307,8 @@ def emit_item(out: Out, item: Any, ind: int, pad: str) -> None:
 
 
 def _nothing(case: Any) -> bool:
+    if isinstance(case, _Items):
+        return all(c is MISSING for c in case)
     return case is MISSING or (isinstance(case, list) and all(c is MISSING for _, c in case))
 
 
