@@ -59,7 +59,12 @@ def primes(on: set[Minterm], dc: set[Minterm], domains: list[tuple[Any, ...]]) -
         level = nxt
     # a cube that no single added value keeps inside `allowed` is contained in no larger one
     out = [c for c in every if c not in grew]
-    return [c for c in sorted(out, key=repr) if any(m in on for m in _minterms(c))]
+    return [c for c in sorted(out, key=_cube_key) if any(m in on for m in _minterms(c))]
+
+
+def _cube_key(cube: Cube) -> tuple[tuple[str, ...], ...]:
+    """A sort key independent of set order (string hashes differ between processes)."""
+    return tuple(tuple(sorted(repr(v) for v in part)) for part in cube)
 
 
 def literal_cost(cube: Cube, domains: list[tuple[Any, ...]]) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -76,9 +77,23 @@ def escape(text: str) -> str:
 class Out:
     """Template text with control actions placed so they add or remove nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self, helpers: Helpers | None = None) -> None:
         self.parts: list[str] = []
         self.prefix = ""
+        self.helpers = helpers
+        """Named templates (``_helpers.tpl``) to include instead of printing a repeated node."""
+
+    def can_trim(self) -> bool:
+        last = self.parts[-1] if self.parts else ""
+        return not (self.prefix or (last and not (last.endswith("\n") and len(last) >= 2 and not last[-2].isspace())))
+
+    def include(self, name: str, ind: int) -> None:
+        """The named template's lines, indented by ``ind``, in place of the node."""
+        call = f'include "{name}" .'
+        if self.can_trim():
+            self.parts.append("{{- " + call + f" | nindent {ind}" + " }}\n")
+        else:
+            self.text("{{ " + call + f" | indent {ind}" + " }}")
 
     def text(self, line: str) -> None:
         self.parts.append(self.prefix + line + "\n")
@@ -194,7 +209,11 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
             merged = Variant([(cond, [(k, v.cases[j][1]) for k, v in run]) for j, (cond, _) in enumerate(val.cases)])
             _variant(out, merged, lambda case: emit_entries(out, {k: c for k, c in case if c is not MISSING}, ind))
         else:
-            emit_entry(out, key, val, ind, pad)
+            name = out.helpers.use(("entry", key, val)) if out.helpers else None
+            if name is not None:
+                out.include(name, ind)
+            else:
+                emit_entry(out, key, val, ind, pad)
         i += 1
 
 
@@ -248,7 +267,11 @@ def emit_items(out: Out, items: list[Any], ind: int) -> None:
         elif isinstance(item, Variant):
             _variant(out, item, lambda case: emit_items(out, [case], ind))
         else:
-            emit_item(out, item, ind, pad)
+            name = out.helpers.use(("item", "", item)) if out.helpers and isinstance(item, dict) else None
+            if name is not None:
+                out.include(name, ind)
+            else:
+                emit_item(out, item, ind, pad)
 
 
 def _runs(items: list[Any]) -> list[Any]:
@@ -287,7 +310,7 @@ def emit_item(out: Out, item: Any, ind: int, pad: str) -> None:
     if scalar is not None:
         out.text(f"{pad}- {scalar}")
     elif isinstance(item, dict) and item:
-        sub = Out()
+        sub = Out(out.helpers)
         emit_entries(sub, item, ind + 2)
         first = sub.parts[0] if sub.parts else ""
         if first.startswith(" " * (ind + 2)) and not first.startswith(" " * (ind + 3)) and not first.lstrip().startswith("{{"):
@@ -328,8 +351,209 @@ def _variant(out: Out, node: Variant, emit: Any) -> None:
     out.ctl("end")
 
 
-def template_text(tpl: Template, header: str) -> str:
-    out = Out()
+HELPER_LINES = 4
+"""Smallest repeated node (printed lines) that becomes a named template."""
+
+Site = tuple[str, str, Any]
+"""A node that may become a named template: ("entry", key, value) or ("item", "", item)."""
+
+
+def _sites(node: Any) -> Iterator[Site]:
+    """Every map entry with a collection value and every map item of a list, outermost first."""
+    if isinstance(node, Variant):
+        for _, case in node.cases:
+            if case is not MISSING:
+                yield from _sites(case)
+    elif isinstance(node, dict):
+        for key, val in node.items():
+            if isinstance(key, str) and isinstance(val, (dict, list)) and val:
+                yield ("entry", key, val)
+            yield from _sites(val)
+    elif isinstance(node, list):
+        for item in node:
+            if isinstance(item, dict) and item:
+                yield ("item", "", item)
+            yield from _sites(item)
+
+
+class _Interner:
+    """A small number per distinct node (equal nodes, equal numbers), computed once per node."""
+
+    def __init__(self) -> None:
+        self.table: dict[Any, int] = {}
+        self.memo: dict[int, tuple[Any, int]] = {}  # id -> (node kept alive, number)
+
+    def of(self, node: Any) -> int:
+        hit = self.memo.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        key: Any
+        if isinstance(node, Variant):
+            key = ("v", tuple((repr(cond), self.of(case)) for cond, case in node.cases))
+        elif isinstance(node, dict):
+            key = ("d", tuple((type(k).__name__, k, self.of(v)) for k, v in node.items()))
+        elif isinstance(node, list):
+            key = ("l", tuple(self.of(v) for v in node))
+        elif node is MISSING:
+            key = ("m",)
+        else:
+            key = ("s", type(node).__name__, node)
+        num = self.table.setdefault(key, len(self.table))
+        if isinstance(node, (dict, list, Variant)):
+            self.memo[id(node)] = (node, num)
+        return num
+
+
+FP = tuple[str, str, int]
+
+
+def _fingerprint(site: Site, intern: _Interner) -> FP:
+    return (site[0], site[1], intern.of(site[2]))
+
+
+class Helpers:
+    """Nodes repeated across the chart's templates, printed once as named templates.
+
+    A node (a map entry with its key, or a list item) whose text would be printed at least
+    twice and is at least :data:`HELPER_LINES` lines long becomes ``define "<chart>.<key or
+    item name>"``; each place prints ``include ... | nindent N`` instead. The body is printed
+    at indent 0, so it is the same text wherever it goes.
+    """
+
+    RESERVED = frozenset({"name", "chart", "labels", "selectorLabels"})
+    """Names the chart's own helpers (renderer/data/chart_helpers.tpl.j2) use."""
+
+    def __init__(self, chart: str, templates: list[Template]) -> None:
+        self.chart = chart
+        self.names: dict[FP, str] = {}
+        self.sites: dict[FP, Site] = {}
+        self.defining: FP | None = None
+        self.intern = _Interner()
+        where: dict[FP, list[str]] = {}
+        first: dict[FP, Site] = {}
+        for tpl in templates:
+            for node in tpl.objects.values():
+                for site in _sites(node):
+                    fp = _fingerprint(site, self.intern)
+                    where.setdefault(fp, []).append(tpl.name)
+                    first.setdefault(fp, site)
+        # what repeats across components, and is worth a name
+        chosen = [
+            fp for fp, tpls in where.items() if len(set(tpls)) >= 2 and _has_action(first[fp][2]) and self._lines(first[fp]) >= HELPER_LINES
+        ]
+        for _ in range(4):  # drop helpers that end up used once (all their uses inside a bigger one)
+            uses = _uses(templates, {fp: first[fp] for fp in chosen}, self.intern)
+            kept = [fp for fp in chosen if uses.get(fp, 0) >= 2]
+            if kept == chosen:
+                break
+            chosen = kept
+        taken = set(self.RESERVED)
+        for fp in chosen:
+            kind, key, node = first[fp]
+            base = key if kind == "entry" else str(node.get("name") or "item").lower()
+            base = re.sub(r"[^A-Za-z0-9]+", "-", base).strip("-") or "item"
+            name = base if base not in taken else f"{base}-{where[fp][0]}"
+            k = 1
+            while name in taken:
+                k += 1
+                name = f"{base}-{where[fp][0]}-{k}"
+            taken.add(name)
+            self.names[fp] = f"{chart}.{name}"
+            self.sites[fp] = first[fp]
+
+    def use(self, site: Site) -> str | None:
+        if not self.names or not isinstance(site[2], (dict, list)) or not site[2] or not isinstance(site[1], str):
+            return None
+        fp = _fingerprint(site, self.intern)
+        if fp == self.defining or fp not in self.names:
+            return None
+        return self.names[fp]
+
+    @staticmethod
+    def _lines(site: Site) -> int:
+        return Helpers.print_site(site, None).count("\n")
+
+    @staticmethod
+    def print_site(site: Site, helpers: Helpers | None) -> str:
+        out = Out(helpers)
+        kind, key, node = site
+        if kind == "entry":
+            emit_entries(out, {key: node}, 0)
+        else:
+            emit_item(out, node, 0, "")
+        return out.result()
+
+    def body(self, fp: FP, helpers: Helpers | None = None) -> str:
+        use = helpers or self
+        saved, use.defining = use.defining, fp
+        try:
+            return self.print_site(self.sites[fp], use)
+        finally:
+            use.defining = saved
+
+    def text(self) -> str:
+        """The ``define`` blocks, in the order of first use."""
+        out = []
+        for fp, name in self.names.items():
+            body = self.body(fp)
+            out.append('{{- define "' + name + '" -}}\n' + body + "{{- end -}}\n")
+        return "\n".join(out)
+
+
+def _has_action(node: Any) -> bool:
+    """Does the node take anything from the values? (Literal YAML stays where it is.)"""
+    if isinstance(node, (Variant, Ref, Interp, Block, Splice, MergeBlock, Derived)):
+        return True
+    if isinstance(node, dict):
+        return any(isinstance(k, Splice) or _has_action(v) for k, v in node.items())
+    if isinstance(node, list):
+        return any(_has_action(v) for v in node)
+    return False
+
+
+def _children(node: dict[Any, Any] | list[Any]) -> Iterator[tuple[Site | None, Any]]:
+    """Each child of a map or list, with the site it is when it may become a named template."""
+    if isinstance(node, dict):
+        for key, val in node.items():
+            named = isinstance(key, str) and isinstance(val, (dict, list)) and bool(val)
+            yield (("entry", key, val) if named else None), val
+    else:
+        for item in node:
+            yield (("item", "", item) if isinstance(item, dict) and item else None), item
+
+
+def _uses(templates: list[Template], chosen: dict[FP, Site], intern: _Interner) -> dict[FP, int]:
+    """How often each chosen node would be included: the printer does not look inside an
+    include, so a node inside a chosen one is counted once per printing of that one."""
+    counts: dict[FP, int] = {}
+
+    def walk(node: Any, defining: FP | None) -> None:
+        if isinstance(node, Variant):
+            for _, case in node.cases:
+                if case is not MISSING:
+                    walk(case, defining)
+        elif isinstance(node, (dict, list)):
+            for site, child in _children(node):
+                if site is None or not visit(site, defining):
+                    walk(child, defining)
+
+    def visit(site: Site, defining: FP | None) -> bool:
+        fp = _fingerprint(site, intern)
+        if fp in chosen and fp != defining:
+            counts[fp] = counts.get(fp, 0) + 1
+            return True
+        return False
+
+    for tpl in templates:
+        for node in tpl.objects.values():
+            walk(node, None)
+    for fp, (_, _, node) in chosen.items():
+        walk(node, fp)
+    return counts
+
+
+def template_text(tpl: Template, header: str, helpers: Helpers | None = None) -> str:
+    out = Out(helpers)
     out.parts.append(header)
     gated = bool(tpl.gate) and tpl.gate != ((),)
     if gated:
