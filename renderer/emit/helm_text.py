@@ -64,6 +64,26 @@ def cond_expr(cond: Cond) -> str:
     return "or " + " ".join(_arg(c) for c in conjs)
 
 
+def wrapped(keyword: str, cond: Cond) -> str:
+    """``keyword`` and the condition, broken over lines (Go template actions may span lines)
+    when one line would be longer than :data:`WIDTH`: one operand of ``or`` per line, and one
+    atom of an ``and`` per line when the operand alone is too long."""
+    one = f"{keyword} {cond_expr(cond)}"
+    if len(one) + 8 <= WIDTH:
+        return one
+    conjs = [[_atom(a) for a in conj] for conj in cond]
+    if len(conjs) == 1:
+        return f"{keyword} and\n" + "\n".join("      " + _arg(a) for a in conjs[0])
+    lines = []
+    for atoms in conjs:
+        expr = atoms[0] if len(atoms) == 1 else "and " + " ".join(_arg(a) for a in atoms)
+        if len(expr) + 8 <= WIDTH or len(atoms) == 1:
+            lines.append("      " + _arg(expr))
+        else:
+            lines.append("      (and\n" + "\n".join("        " + _arg(a) for a in atoms) + ")")
+    return f"{keyword} or\n" + "\n".join(lines)
+
+
 def _arg(expr: str) -> str:
     """An operand of ``and``/``or``: parenthesised only when it is a call."""
     return expr if " " not in expr or (expr.startswith("(index ") and expr.endswith(")") and expr.count("(") == 1) else f"({expr})"
@@ -114,10 +134,19 @@ WIDTH = 160
 """Longest template line the printer aims at; a longer one-line string is folded."""
 
 
+def _multiline(value: Any) -> bool:
+    """Text of several lines (file data): printed as the base prints it."""
+    if isinstance(value, dict):
+        return any(_multiline(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_multiline(v) for v in value)
+    return isinstance(value, str) and "\n" in value
+
+
 def _dump(value: Any) -> list[str]:
     text = yamlio.dump(value)
     lines = escape(text).rstrip("\n").split("\n")
-    if len(lines) == 1 and len(lines[0]) > WIDTH - 40:
+    if len(lines) == 1 and len(lines[0]) > WIDTH - 40 and not _multiline(value):
         # a long one-line string: folded over several lines (YAML reads back the same string)
         folded = yaml.safe_dump(value, width=100, allow_unicode=True, sort_keys=False)
         if yaml.safe_load(folded) == value:
@@ -142,6 +171,13 @@ def _dump_one(key: Any, value: Any, item: bool) -> tuple[str, ...]:
     if found is None:
         found = _DUMPED[memo_key] = tuple(_dump([value] if item else {key: value}))
     return found
+
+
+def _interp_printf(node: Interp, pad: str) -> str:
+    """Text with values inside as ``printf`` with one argument per line (a long line)."""
+    fmt = "".join("%v" if isinstance(p, Ref) else p.replace("%", "%%") for p in node.parts)
+    args = [values_expr(p.path) for p in node.parts if isinstance(p, Ref)]
+    return "{{ printf " + json.dumps(fmt) + "".join(f"\n{pad}    " + a for a in args) + " | quote }}"
 
 
 def _interp_line(node: Interp) -> str:
@@ -236,6 +272,8 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
         return
     scalar = _scalar(val)
     if scalar is not None:
+        if len(pad) + len(k) + len(scalar) + 2 > WIDTH and isinstance(val, Interp) and not scalar.startswith("{{ list"):
+            scalar = _interp_printf(val, pad)
         out.text(f"{pad}{k}: {scalar}")
     elif isinstance(val, dict) and val and emptiable(val):
         out.ctl("if " + _present(val))
@@ -330,7 +368,7 @@ def emit_item(out: Out, item: Any, ind: int, pad: str) -> None:
 
 
 def _nothing(case: Any) -> bool:
-    if isinstance(case, _Items):
+    if isinstance(case, (_Items, _Objects)):
         return all(c is MISSING for c in case)
     return case is MISSING or (isinstance(case, list) and all(c is MISSING for _, c in case))
 
@@ -339,13 +377,13 @@ def _variant(out: Out, node: Variant, emit: Any) -> None:
     cases = [(cond, MISSING if _nothing(case) else case) for cond, case in node.cases]
     for i, (cond, case) in enumerate(cases):
         if i == 0:
-            out.ctl("if " + cond_expr(cond))
+            out.ctl(wrapped("if", cond))
         elif i == len(cases) - 1:
             if case is MISSING:
                 break
             out.ctl("else")
         else:
-            out.ctl("else if " + cond_expr(cond))
+            out.ctl(wrapped("else if", cond))
         if case is not MISSING:
             emit(case)
     out.ctl("end")
@@ -557,15 +595,41 @@ def template_text(tpl: Template, header: str, helpers: Helpers | None = None) ->
     out.parts.append(header)
     gated = bool(tpl.gate) and tpl.gate != ((),)
     if gated:
-        out.ctl("if " + cond_expr(tpl.gate))
-    for node in tpl.objects.values():
+        out.ctl(wrapped("if", tpl.gate))
+    for node in _object_runs(list(tpl.objects.values())):
         _object(out, node)
     if gated:
         out.ctl("end")
     return out.result()
 
 
+def _object_runs(nodes: list[Any]) -> list[Any]:
+    """Neighbouring objects behind the same gate share one ``if``."""
+    out: list[Any] = []
+    for node in nodes:
+        last = out[-1] if out else None
+        if isinstance(last, Variant) and _gated(node) and _gated(last) and _conds(node) == _conds(last):
+            case = last.cases[0][1]
+            objs = case if isinstance(case, _Objects) else _Objects([case])
+            out[-1] = Variant([(last.cases[0][0], _Objects([*objs, node.cases[0][1]])), last.cases[1]])
+        else:
+            out.append(node)
+    return out
+
+
+def _gated(node: Any) -> bool:
+    return isinstance(node, Variant) and len(node.cases) == 2 and node.cases[1][1] is MISSING and node.cases[0][1] is not MISSING
+
+
+class _Objects(list[Any]):
+    """Several objects printed in one variant case."""
+
+
 def _object(out: Out, node: Any) -> None:
+    if isinstance(node, _Objects):
+        for one in node:
+            _object(out, one)
+        return
     if isinstance(node, Variant):
         _variant(out, node, lambda case: _object(out, case))
         return
