@@ -64,23 +64,24 @@ def cond_expr(cond: Cond) -> str:
     return "or " + " ".join(_arg(c) for c in conjs)
 
 
-def wrapped(keyword: str, cond: Cond) -> str:
+def wrapped(keyword: str, cond: Cond, ind: int = 0) -> str:
     """``keyword`` and the condition, broken over lines (Go template actions may span lines)
     when one line would be longer than :data:`WIDTH`: one operand of ``or`` per line, and one
     atom of an ``and`` per line when the operand alone is too long."""
     one = f"{keyword} {cond_expr(cond)}"
-    if len(one) + 8 <= WIDTH:
+    if ind + len(one) + 8 <= WIDTH:
         return one
+    pad, pad2 = " " * (ind + 4), " " * (ind + 6)
     conjs = [[_atom(a) for a in conj] for conj in cond]
     if len(conjs) == 1:
-        return f"{keyword} and\n" + "\n".join("      " + _arg(a) for a in conjs[0])
+        return f"{keyword} and\n" + "\n".join(pad + _arg(a) for a in conjs[0])
     lines = []
     for atoms in conjs:
         expr = atoms[0] if len(atoms) == 1 else "and " + " ".join(_arg(a) for a in atoms)
-        if len(expr) + 8 <= WIDTH or len(atoms) == 1:
-            lines.append("      " + _arg(expr))
+        if len(pad) + len(expr) + 2 <= WIDTH or len(atoms) == 1:
+            lines.append(pad + _arg(expr))
         else:
-            lines.append("      (and\n" + "\n".join("        " + _arg(a) for a in atoms) + ")")
+            lines.append(pad + "(and\n" + "\n".join(pad2 + _arg(a) for a in atoms) + ")")
     return f"{keyword} or\n" + "\n".join(lines)
 
 
@@ -111,7 +112,7 @@ class Out:
         """The named template's lines, indented by ``ind``, in place of the node."""
         call = f'include "{name}" .'
         if self.can_trim():
-            self.parts.append("{{- " + call + f" | nindent {ind}" + " }}\n")
+            self.parts.append(" " * ind + "{{- " + call + f" | nindent {ind}" + " }}\n")
         else:
             self.text("{{ " + call + f" | indent {ind}" + " }}")
 
@@ -119,12 +120,21 @@ class Out:
         self.parts.append(self.prefix + line + "\n")
         self.prefix = ""
 
-    def ctl(self, action: str) -> None:
-        last = self.parts[-1] if self.parts else ""
-        if self.prefix or (last and not (last.endswith("\n") and len(last) >= 2 and not last[-2].isspace())):
+    def ctl(self, action: str, ind: int = 0) -> None:
+        """A control action on a line of its own, indented as the YAML around it (``{{-``
+        trims the indentation and the newline before it), or in front of the next line where
+        that newline must stay."""
+        if not self.can_trim():
             self.prefix += "{{ " + action + " }}"
             return
-        self.parts.append("{{- " + action + " }}\n")
+        self.parts.append(" " * ind + "{{- " + action + " }}\n")
+
+    def yaml(self, expr: str, ind: int) -> None:
+        """``expr`` (a collection) as YAML indented by ``ind``, where the line stood."""
+        if self.can_trim():
+            self.parts.append(" " * ind + "{{- " + expr + f" | nindent {ind}" + " }}\n")
+        else:
+            self.text("{{ " + expr + f" | indent {ind}" + " }}")
 
     def result(self) -> str:
         return "".join(self.parts) + self.prefix
@@ -207,15 +217,15 @@ def _scalar(node: Any) -> str | None:
     return None
 
 
-def _present(node: dict[Any, Any]) -> str:
+def _present(node: dict[Any, Any]) -> Cond:
     """Condition under which an emptiable map has at least one entry."""
-    parts: list[str] = []
+    conjs: list[tuple[Atom, ...]] = []
     for key, val in node.items():
         if isinstance(key, Splice):
-            parts.append(values_expr(key.path))
+            conjs.append((Atom(key.path, "is", True),))
         else:
-            parts.append(cond_expr(tuple(conj for cond, case in val.cases if case is not MISSING for conj in cond)))
-    return parts[0] if len(parts) == 1 else "or " + " ".join(_arg(p) for p in parts)
+            conjs += [conj for cond, case in val.cases if case is not MISSING for conj in cond]
+    return tuple(conjs)
 
 
 def _key(key: str) -> str:
@@ -233,9 +243,9 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
     while i < len(items):
         key, val = items[i]
         if isinstance(key, Splice):
-            out.ctl("with " + values_expr(key.path))
-            out.text("{{ toYaml . | indent " + str(ind) + " }}")
-            out.ctl("end")
+            out.ctl("with " + values_expr(key.path), ind)
+            out.yaml("toYaml .", ind)
+            out.ctl("end", ind)
         elif isinstance(val, Variant):
             # neighbours switched by the same conditions share one if/else
             run = [items[i]]
@@ -243,7 +253,7 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
                 i += 1
                 run.append(items[i])
             merged = Variant([(cond, [(k, v.cases[j][1]) for k, v in run]) for j, (cond, _) in enumerate(val.cases)])
-            _variant(out, merged, lambda case: emit_entries(out, {k: c for k, c in case if c is not MISSING}, ind))
+            _variant(out, merged, lambda case: emit_entries(out, {k: c for k, c in case if c is not MISSING}, ind), ind)
         else:
             name = out.helpers.use(("entry", key, val)) if out.helpers else None
             if name is not None:
@@ -256,19 +266,19 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
 def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
     k = _key(key)
     if isinstance(val, Block):
-        out.ctl("with " + values_expr(val.path))
+        out.ctl("with " + values_expr(val.path), ind)
         out.text(f"{pad}{k}:")
-        out.text("{{ toYaml . | indent " + str(ind + 2) + " }}")
-        out.ctl("end")
+        out.yaml("toYaml .", ind + 2)
+        out.ctl("end", ind)
         return
     if isinstance(val, MergeBlock):
-        out.ctl("if or " + " ".join(_arg(values_expr(p)) for p in val.paths))
+        out.ctl(wrapped("if", tuple((Atom(p, "is", True),) for p in val.paths), ind), ind)
         out.text(f"{pad}{k}:")
         for path in val.paths:
-            out.ctl("with " + values_expr(path))
-            out.text("{{ toYaml . | indent " + str(ind + 2) + " }}")
-            out.ctl("end")
-        out.ctl("end")
+            out.ctl("with " + values_expr(path), ind + 2)
+            out.yaml("toYaml .", ind + 2)
+            out.ctl("end", ind + 2)
+        out.ctl("end", ind)
         return
     scalar = _scalar(val)
     if scalar is not None:
@@ -276,10 +286,10 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
             scalar = _interp_printf(val, pad)
         out.text(f"{pad}{k}: {scalar}")
     elif isinstance(val, dict) and val and emptiable(val):
-        out.ctl("if " + _present(val))
+        out.ctl(wrapped("if", _present(val), ind), ind)
         out.text(f"{pad}{k}:")
         emit_entries(out, val, ind + 2)
-        out.ctl("end")
+        out.ctl("end", ind)
     elif isinstance(val, dict) and val:
         out.text(f"{pad}{k}:")
         emit_entries(out, val, ind + 2)
@@ -298,12 +308,12 @@ def emit_items(out: Out, items: list[Any], ind: int) -> None:
             emit_items(out, [i for i in item if i is not MISSING], ind)
             continue
         if isinstance(item, Splice):
-            out.ctl("with " + values_expr(item.path))
+            out.ctl("with " + values_expr(item.path), ind)
             expr = "list ." if item.is_map else "."
-            out.text("{{ toYaml (" + expr + ") | indent " + str(ind) + " }}")
-            out.ctl("end")
+            out.yaml("toYaml (" + expr + ")", ind)
+            out.ctl("end", ind)
         elif isinstance(item, Variant):
-            _variant(out, item, lambda case: emit_items(out, [case], ind))
+            _variant(out, item, lambda case: emit_items(out, [case], ind), ind)
         else:
             name = out.helpers.use(("item", "", item)) if out.helpers and isinstance(item, dict) else None
             if name is not None:
@@ -373,20 +383,20 @@ def _nothing(case: Any) -> bool:
     return case is MISSING or (isinstance(case, list) and all(c is MISSING for _, c in case))
 
 
-def _variant(out: Out, node: Variant, emit: Any) -> None:
+def _variant(out: Out, node: Variant, emit: Any, ind: int = 0) -> None:
     cases = [(cond, MISSING if _nothing(case) else case) for cond, case in node.cases]
     for i, (cond, case) in enumerate(cases):
         if i == 0:
-            out.ctl(wrapped("if", cond))
+            out.ctl(wrapped("if", cond, ind), ind)
         elif i == len(cases) - 1:
             if case is MISSING:
                 break
-            out.ctl("else")
+            out.ctl("else", ind)
         else:
-            out.ctl(wrapped("else if", cond))
+            out.ctl(wrapped("else if", cond, ind), ind)
         if case is not MISSING:
             emit(case)
-    out.ctl("end")
+    out.ctl("end", ind)
 
 
 HELPER_LINES = 4
@@ -595,7 +605,7 @@ def template_text(tpl: Template, header: str, helpers: Helpers | None = None) ->
     out.parts.append(header)
     gated = bool(tpl.gate) and tpl.gate != ((),)
     if gated:
-        out.ctl(wrapped("if", tpl.gate))
+        out.ctl(wrapped("if", tpl.gate, 0))
     for node in _object_runs(list(tpl.objects.values())):
         _object(out, node)
     if gated:

@@ -33,10 +33,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "gpu-stack.updateStrategy" -}}
 updateStrategy:
   type: {{ .Values.daemonsets.updateStrategy | quote }}
-{{- if eq .Values.daemonsets.updateStrategy "RollingUpdate" }}
+  {{- if eq .Values.daemonsets.updateStrategy "RollingUpdate" }}
   rollingUpdate:
     maxUnavailable: 1
-{{- end }}
+  {{- end }}
 {{- end -}}
 
 {{- define "gpu-stack.nv-firmware" -}}
@@ -82,22 +82,22 @@ updateStrategy:
       mountPropagation: HostToContainer
     - name: host-dev-char
       mountPath: /host-dev-char
-{{- with .Values.validator.resources }}
+  {{- with .Values.validator.resources }}
   resources:
-{{ toYaml . | indent 4 }}
-{{- end }}
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 {{- end -}}
 
 {{- define "gpu-stack.initContainers" -}}
 initContainers:
-{{- include "gpu-stack.toolkit-validation" . | nindent 2 }}
-{{- if .Values.devicePlugin.config.name }}
+  {{- include "gpu-stack.toolkit-validation" . | nindent 2 }}
+  {{- if .Values.devicePlugin.config.name }}
   - name: config-manager-init
     image: "{{ .Values.devicePlugin.repository }}/{{ .Values.devicePlugin.image }}:{{ .Values.devicePlugin.version }}"
     imagePullPolicy: IfNotPresent
     command:
       - config-manager
-{{- include "gpu-stack.env" . | nindent 4 }}
+    {{- include "gpu-stack.env" . | nindent 4 }}
     securityContext:
       privileged: true
     volumeMounts:
@@ -105,7 +105,7 @@ initContainers:
         mountPath: /available-configs
       - name: config
         mountPath: /config
-{{- end }}
+  {{- end }}
 {{- end -}}
 
 {{- define "gpu-stack.toolkit-validation" -}}
@@ -125,10 +125,10 @@ initContainers:
     - name: run-nvidia-validations
       mountPath: /run/nvidia/validations
       mountPropagation: HostToContainer
-{{- with .Values.validator.resources }}
+  {{- with .Values.validator.resources }}
   resources:
-{{ toYaml . | indent 4 }}
-{{- end }}
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 {{- end -}}
 
 {{- define "gpu-stack.env" -}}
@@ -175,7 +175,7 @@ env:
 
 {{- define "gpu-stack.initContainers-dcgm" -}}
 initContainers:
-{{- include "gpu-stack.toolkit-validation" . | nindent 2 }}
+  {{- include "gpu-stack.toolkit-validation" . | nindent 2 }}
 {{- end -}}
 
 {{- define "gpu-stack.vfio-pci-validation" -}}

@@ -33,10 +33,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "gpu-stack.updateStrategy" -}}
 updateStrategy:
   type: {{ .Values.daemonsets.updateStrategy | quote }}
-{{- if eq .Values.daemonsets.updateStrategy "RollingUpdate" }}
+  {{- if eq .Values.daemonsets.updateStrategy "RollingUpdate" }}
   rollingUpdate:
     maxUnavailable: 1
-{{- end }}
+  {{- end }}
 {{- end -}}
 
 {{- define "gpu-stack.nv-firmware" -}}
@@ -82,16 +82,16 @@ updateStrategy:
       mountPropagation: HostToContainer
     - name: host-dev-char
       mountPath: /host-dev-char
-{{- with .Values.validator.resources }}
+  {{- with .Values.validator.resources }}
   resources:
-{{ toYaml . | indent 4 }}
-{{- end }}
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 {{- end -}}
 
 {{- define "gpu-stack.initContainers" -}}
 initContainers:
-{{- include "gpu-stack.toolkit-validation" . | nindent 2 }}
-{{- include "gpu-stack.config-manager-init" . | nindent 2 }}
+  {{- include "gpu-stack.toolkit-validation" . | nindent 2 }}
+  {{- include "gpu-stack.config-manager-init" . | nindent 2 }}
 {{- end -}}
 
 {{- define "gpu-stack.toolkit-validation" -}}
@@ -111,10 +111,10 @@ initContainers:
     - name: run-nvidia-validations
       mountPath: /run/nvidia/validations
       mountPropagation: HostToContainer
-{{- with .Values.validator.resources }}
+  {{- with .Values.validator.resources }}
   resources:
-{{ toYaml . | indent 4 }}
-{{- end }}
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 {{- end -}}
 
 {{- define "gpu-stack.config-manager-init" -}}
@@ -173,7 +173,7 @@ initContainers:
 
 {{- define "gpu-stack.initContainers-dcgm" -}}
 initContainers:
-{{- include "gpu-stack.toolkit-validation" . | nindent 2 }}
+  {{- include "gpu-stack.toolkit-validation" . | nindent 2 }}
 {{- end -}}
 
 {{- define "gpu-stack.vfio-pci-validation" -}}
