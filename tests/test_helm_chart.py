@@ -9,7 +9,9 @@ identity, never as text.
 from __future__ import annotations
 
 import copy
+import itertools
 import json
+import re
 import subprocess
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +22,7 @@ from typing import Any
 import pytest
 
 from renderer import yamlio
+from renderer.emit import helm_logic
 from renderer.emit.helm import mask_generated, normalise, static_objects, templates_for
 from renderer.inputs import Inputs, read_inputs
 from renderer.pipeline import plan
@@ -199,3 +202,94 @@ def test_knob_matrix(helm: str, example: Path) -> None:
         if want != base:
             effective.append(knob.name)
     assert len(effective) >= 15, effective
+
+
+# --- size and shape of the templates (no helm needed) ------------------------------------
+
+TEMPLATE_TO_BASE = 1.5
+"""templates/ lines of the enabled components over their base/ lines, all together."""
+COMPONENT_TO_BASE = 2.3
+COMPONENT_SLACK = 20
+"""One component's bound: ratio times its base lines plus a few lines (gate, header, `if`s of
+a small file)."""
+WIDTH = 160
+COND = re.compile(r"\{\{-? *(?:if|else if) (.*?) *-?\}\}", re.S)
+
+
+def _shape(files: dict[str, str]) -> dict[str, Any]:
+    base: dict[str, int] = {}
+    for path, text in files.items():
+        if path.startswith("base/") and path.count("/") == 2:
+            comp = path.split("/")[1]
+            base[comp] = base.get(comp, 0) + text.count("\n")
+    tpls = {
+        path.rsplit("/", 1)[1][: -len(".yaml")]: text
+        for path, text in files.items()
+        if path.startswith(f"{CHART}/templates/") and path.endswith(".yaml")
+    }
+    enabled = sorted(c for c in tpls if c in base)
+    long_lines = [(comp, line[:80]) for comp, text in tpls.items() for line in _code_lines(text) if len(line) > WIDTH]
+    conds = [m.group(1) for text in tpls.values() for m in COND.finditer(text)]
+    return {
+        "base": {c: base[c] for c in enabled},
+        "tpl": {c: tpls[c].count("\n") for c in enabled},
+        "long": long_lines,
+        "longest_cond": max((len(c.split("\n")[0]) for c in conds), default=0),
+        "texts": tpls,
+    }
+
+
+def _code_lines(text: str) -> list[str]:
+    """The template's lines but a ConfigMap's data (file content, printed as the base prints it)."""
+    out: list[str] = []
+    for doc in text.split("\n---\n"):
+        in_data = False
+        for line in doc.split("\n"):
+            if not line.startswith(" ") and not line.startswith("{{"):
+                in_data = line == "data:" and "\nkind: ConfigMap\n" in f"\n{doc}\n"
+            if not in_data:
+                out.append(line)
+    return out
+
+
+def _documents(text: str) -> list[str]:
+    return [doc for doc in text.split("\n---\n")[1:] if doc.count("\n") >= 5]
+
+
+@pytest.mark.parametrize("name", ["example", *case_names()])
+def test_template_size_and_shape(name: str) -> None:
+    """Templates stay close to the YAML they render: bounded lines per base line, no line
+    over 160 characters (verbatim ConfigMap data excepted), no object body printed twice."""
+    folder = ROOT if name == "example" else CASES / name
+    files = render(read_inputs(folder / "values.yaml", folder / "overlays"))
+    shape = _shape(files)
+    base, tpl = shape["base"], shape["tpl"]
+    assert sum(tpl.values()) <= TEMPLATE_TO_BASE * sum(base.values()), (sum(tpl.values()), sum(base.values()))
+    for comp in base:
+        assert tpl[comp] <= COMPONENT_TO_BASE * base[comp] + COMPONENT_SLACK, (comp, tpl[comp], base[comp])
+    assert shape["long"] == []
+    for comp, text in shape["texts"].items():
+        docs = _documents(text)
+        assert len(docs) == len(set(docs)), f"{comp}: an object body is printed twice"
+
+
+def test_conditions_are_minimal_example() -> None:
+    files = render(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
+    dcgm = files[f"{CHART}/templates/dcgm-exporter.yaml"]
+    assert "{{- if or .Values.dcgmExporter.enablePodLabels .Values.dcgmExporter.enablePodUID }}\n---\napiVersion: rbac" in dcgm
+    assert _shape(files)["longest_cond"] <= WIDTH
+
+
+def test_minimise_uses_dont_cares_and_domains() -> None:
+    both = (True, False)
+    # a or b over (a, b, c): c never matters
+    on = {m for m in itertools.product(both, both, both) if m[0] or m[1]}
+    cubes = helm_logic.minimise(on, set(), [both, both, both])
+    assert sorted(sorted(len(part) for part in cube) for cube in cubes) == [[1, 2, 2], [1, 2, 2]]
+    # with a don't-care the single product a covers it
+    assert helm_logic.minimise({(True, True), (True, False)}, {(False, True)}, [both, both]) == [(frozenset({True}), frozenset(both))]
+    # an enum: every value but one is one literal (ne)
+    dom = ("a", "b", "c")
+    assert helm_logic.minimise({("a",), ("b",)}, set(), [dom]) == [(frozenset({"a", "b"}),)]
+    # always
+    assert helm_logic.minimise({("a",), ("b",), ("c",)}, set(), [dom]) == [(frozenset(dom),)]

@@ -36,6 +36,7 @@ from typing import Any
 
 from renderer.components import Component
 from renderer.components.common import Obj
+from renderer.emit import helm_logic
 from renderer.emit.helm_values import (
     POOLS_READ,
     REMOVE,
@@ -106,7 +107,7 @@ class MergeBlock:
 @dataclass(frozen=True)
 class Atom:
     path: Path
-    op: str  # "is": truthiness equals value; "eq": equals value
+    op: str  # "is": truthiness equals value; "eq" / "ne": (not) equals value; "in": one of value (a tuple)
     value: Any
 
 
@@ -396,12 +397,31 @@ def _name(item: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def _names(node: list[Any]) -> list[str | None]:
+    """Identity of each item of a list: its name, ``name#k`` for the k-th item of one name
+    (two volume mounts of one volume), None for an item without a name."""
+    seen: dict[str, int] = {}
+    out: list[str | None] = []
+    for item in node:
+        name = _name(item)
+        if name is None:
+            out.append(None)
+            continue
+        if isinstance(item, Variant):  # named by tset, occurrence included
+            raw, _, k = name.partition("#")
+            seen[raw] = max(seen.get(raw, 0), int(k or 1))
+            out.append(name)
+            continue
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return out
+
+
 def _keyed(node: Any) -> dict[str, Any] | None:
     if not isinstance(node, list) or not node:
         return None
     out: dict[str, Any] = {}
-    for item in node:
-        name = _name(item)
+    for name, item in zip(_names(node), node, strict=True):
         if name is None or name in out:
             return None
         out[name] = item
@@ -439,8 +459,8 @@ def diff(a: Any, b: Any, path: TPath = ()) -> list[TPath]:
 
 
 def _item(node: list[Any], name: str) -> Any:
-    for item in node:
-        if _name(item) == name:
+    for found, item in zip(_names(node), node, strict=True):
+        if found == name:
             return item
     return MISSING
 
@@ -467,13 +487,13 @@ def tset(root: Any, path: TPath, value: Any, ref: Any) -> None:
     elem = path[-1]
     if isinstance(elem, tuple):
         assert isinstance(parent, list)
-        names = [_name(i) for i in parent]
+        names = _names(parent)
         if isinstance(value, Variant):
             value.name = elem[1]  # type: ignore[attr-defined]
         if elem[1] in names:
             parent[names.index(elem[1])] = value
             return
-        ref_names = [_name(i) for i in ref_parent] if isinstance(ref_parent, list) else []
+        ref_names = _names(ref_parent) if isinstance(ref_parent, list) else []
         pos = _insert_pos(names, ref_names, elem[1])
         parent.insert(pos, value)
         return
@@ -525,6 +545,12 @@ class Analysis:
         """What the build of the component's base values read (sections and ``POOLS_READ``)."""
         self.base_paths: set[Path] = set()
         """Which keys of those sections it read: ``(section, key)``, or ``(section,)`` for all."""
+        self.base_ids: list[str] | None = None
+        """The base build's object keys (``Kind/name``): variant trees are aligned to them."""
+        self.presence: dict[str, list[Path]] = {}
+        """Base objects some structural values leave out, with the knobs that do."""
+        self.presence_on: dict[Path, list[tuple[Any, Any]]] = {}
+        """(label, setting) of each such knob: its base value first."""
 
     def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None, paths: set[Path] | None = None) -> dict[str, Obj] | None:
         try:
@@ -552,9 +578,9 @@ class Analysis:
         """
         vals, memo = self._apply(base_values, changes)
         if len(memo) > 1:  # a combination of a group: built once, never asked for again
-            return self.mask(self.tree(comp, vals))
+            return self.align(self.mask(self.tree(comp, vals)))
         if memo not in self.masked:
-            self.masked[memo] = self.mask(self.tree(comp, vals, reads, paths))
+            self.masked[memo] = self.align(self.mask(self.tree(comp, vals, reads, paths)))
             self.seen |= reads or set()
         else:
             assert reads is None, "the reads of a memoised build are not known"
@@ -628,6 +654,9 @@ class Analysis:
         self.seen = set()
         self.masked = {}
         self.captured = None
+        self.base_ids = None
+        self.presence = {}
+        self.presence_on = {}
         self.derived_at, self.derived, self.generated = [], [], {}
         enabled = self.enabling(comp)
         if enabled is None:
@@ -661,6 +690,7 @@ class Analysis:
         else:
             base = self.masked_tree(comp, base_values, [], self.base_reads, self.base_paths)
         assert base is not None
+        self.base_ids = list(base)
         tpl = self._variants(comp, values, base_values, base, structural, sent, fixed, good)
         tpl.derived = self.derived
         tpl.generated = self.generated
@@ -679,6 +709,33 @@ class Analysis:
             out += [(i, p) for p in _hash_leaves(obj, ())]
         return out
 
+    def align(self, tree: dict[str, Obj] | None) -> dict[str, Obj] | None:
+        """``tree`` with each object that a variant renamed keyed as the base object it stands for.
+
+        A knob that changes an object's name (a DaemonSet named after its driver type or kernel)
+        changes a field, not the object: the base objects missing from ``tree`` are paired, kind
+        by kind and in order, with the objects only ``tree`` has, so the difference is the
+        ``metadata.name`` field (and whatever else differs) rather than a second whole object.
+        """
+        ref = self.base_ids
+        if not tree or ref is None:
+            return tree
+        known = set(ref)
+        extra = [oid for oid in tree if oid not in known]
+        if not extra:
+            return tree
+        missing = [oid for oid in ref if oid not in tree]
+        rename: dict[str, str] = {}
+        for oid in extra:
+            kind = oid.split("/", 1)[0]
+            for gone in missing:
+                if gone.split("/", 1)[0] == kind and gone not in rename.values():
+                    rename[oid] = gone
+                    break
+        if not rename:
+            return tree
+        return {rename.get(oid, oid): obj for oid, obj in tree.items()}
+
     def mask(self, tree: dict[str, Obj] | None) -> dict[str, Obj] | None:
         """Computed leaves replaced by their ``Derived`` node, so digests never make variants."""
         if not tree or not self.derived:
@@ -691,8 +748,8 @@ class Analysis:
                 if isinstance(parent, dict) and isinstance(last, str) and last in parent:
                     parent[last] = Derived(key)
                 elif isinstance(parent, list) and isinstance(last, tuple):
-                    for j, item in enumerate(parent):
-                        if _name(item) == last[1]:
+                    for j, name in enumerate(_names(parent)):
+                        if name == last[1]:
                             parent[j] = Derived(key)
                 if oid in tree:
                     break
@@ -809,6 +866,10 @@ class Analysis:
             self._apply_group(comp, group, touched, on_values, knob_of, base_values, base, objects)
         for tpath, kpath in refs.items():  # also inside the variants just made
             _put_ref(objects, tpath, Ref(kpath, True), tget(base, tpath))
+        for oid, kpaths in self.presence.items():
+            cond = self._presence(comp, oid, kpaths, knob_of, base_values)
+            if cond != ((),):
+                objects[oid] = Variant([(cond, objects[oid]), (((),), MISSING)])
         converted = {name: _convert(node, sent) for name, node in objects.items()}
         return Template(comp.name, tuple(gate), converted, fixed, {k.path for k in good} | set(touched))
 
@@ -838,14 +899,26 @@ class Analysis:
         paths: list[TPath] = []
         off: list[Any] = []
         per_alt: list[tuple[Any, dict[str, Obj], list[TPath]]] = []
+        every = [on[0]]
         for label, setting in alts:
             tree = self.masked_tree(comp, base_values, [(knob, setting)])
             if tree is None:
                 continue
+            every.append((label, setting))
             if not tree:
                 off.append(label)
                 continue
             found = diff(base, tree)
+            gone = [p for p in found if len(p) == 1 and p[0] in base and p[0] not in tree]
+            if gone:  # a base object this value leaves out: a gate on that object alone
+                for p in gone:
+                    kpaths = self.presence.setdefault(str(p[0]), [])
+                    if knob.path not in kpaths:
+                        kpaths.append(knob.path)
+                self.presence_on[knob.path] = every  # filled in as the loop goes: every value is tried
+                found = [p for p in found if p not in gone]
+                if not found:
+                    continue
             if found:
                 per_alt.append((label, tree, found))
                 on.append((label, setting))
@@ -864,6 +937,39 @@ class Analysis:
         if paths:
             touched[knob.path] = paths
             on_values[knob.path] = on
+
+    def _presence(self, comp: Component, oid: str, kpaths: list[Path], knob_of: dict[Path, Knob], base_values: dict[str, Any]) -> Cond:
+        """When the base object ``oid`` is there, over the knobs that can leave it out."""
+        group = [k for k in kpaths if k in self.presence_on]
+        settings = [self.presence_on[k] for k in group]
+        size = 1
+        for one in settings:
+            size *= len(one)
+        if size > MAX_PRODUCT:  # too many together: each alone, their conditions joined by `and`
+            cond: Cond = ((),)
+            for path in group:
+                cond = _and(cond, self._presence(comp, oid, [path], knob_of, base_values))
+            return cond
+        knobs = [knob_of[path] for path in group]
+        domains = [_labels(k) for k in knobs]
+        present: set[tuple[Any, ...]] = set()
+        dont = set(itertools.product(*domains))  # not built, or built without the component
+        for combo in itertools.product(*settings):
+            changes = [(knob_of[path], setting) for path, (_, setting) in zip(group, combo, strict=True)]
+            labels = tuple(label for label, _ in combo)
+            tree = self.masked_tree(comp, base_values, changes)
+            if not tree:
+                continue  # the component is not there at all: any answer will do
+            dont.discard(labels)
+            if oid in tree:
+                present.add(labels)
+        cubes = helm_logic.minimise(present, dont, domains)
+        return _dnf(knobs, cubes, domains)
+
+    @staticmethod
+    def _atom(knob: Knob, label: Any) -> Atom:
+        return Atom(knob.path, "eq", label) if knob.kind == "enum" else Atom(knob.path, "is", bool(label))
+
 
     def _base_read(self, knob: Knob) -> bool:
         """Could the base build have read ``knob``'s value? (False only when it surely did not.)"""
@@ -914,6 +1020,7 @@ class Analysis:
                 for alt in on_values[key][1:]
             ]
         results: list[tuple[Conj, dict[str, Obj]]] = []
+        built: dict[tuple[Any, ...], dict[str, Obj] | None] = {}
         for combo in combos:
             changes: list[tuple[Knob, Any]] = []
             atoms: list[Atom] = []
@@ -922,13 +1029,16 @@ class Analysis:
                 changes.append((knob, setting))
                 if alone and (label, setting) == first:
                     continue
-                atoms.append(Atom(path, "eq", label) if knob.kind == "enum" else Atom(path, "is", bool(label)))
+                atoms.append(self._atom(knob, label))
             tree = self.masked_tree(comp, base_values, changes)
+            built[tuple(label for label, _ in combo)] = tree
             if tree:
                 results.append((tuple(atoms), tree))
         for tpath in paths:
             cases: list[tuple[Cond, Any]] = []
             for conj, tree in results:
+                if _left_out(tree, tpath):
+                    continue  # the object is left out (a gate of its own): any content will do
                 node = tget(tree, tpath)
                 for i, (cond, existing) in enumerate(cases):
                     if existing == node or (existing is MISSING and node is MISSING):
@@ -942,8 +1052,50 @@ class Analysis:
             if len(cases) == 2 and cases[0][1] is MISSING:
                 cases.reverse()
             if len(cases) > 1:
+                if not alone:
+                    cases = self._minimal_cases([knob_of[k] for k in group], built, cases, tpath, base_node)
                 ref = next((t for _, t in results if tget(t, tpath) is not MISSING), base)
                 tset(objects, tpath, Variant(cases), ref)
+
+    def _minimal_cases(
+        self, knobs: list[Knob], built: dict[tuple[Any, ...], dict[str, Obj] | None], cases: list[tuple[Cond, Any]], tpath: TPath, base_node: Any
+    ) -> list[tuple[Cond, Any]]:
+        """``cases`` with each condition minimal over the whole domain of ``knobs``.
+
+        Each combination of values takes the case its build gave; a combination that was not
+        built (a value that changes nothing alone) takes the base case; a build without the
+        component or the object is a don't-care, and so is every combination an earlier case
+        already took (``else if`` is only reached when the cases before it did not hold).
+        """
+        domains = [_labels(k) for k in knobs]
+        universe = list(itertools.product(*domains))
+        if len(universe) > helm_logic.MAX_UNIVERSE:
+            return cases
+        nodes = [node for _, node in cases]
+        base_idx = next((i for i, n in enumerate(nodes) if n == base_node or (n is MISSING and base_node is MISSING)), None)
+        taken: dict[tuple[Any, ...], int] = {}
+        dont: set[tuple[Any, ...]] = set()
+        for m in universe:
+            if m in built:
+                tree = built[m]
+                if not tree or _left_out(tree, tpath):
+                    dont.add(m)
+                    continue
+                node = tget(tree, tpath)
+                idx = next((i for i, n in enumerate(nodes) if n == node or (n is MISSING and node is MISSING)), None)
+            else:
+                idx = base_idx
+            if idx is None:
+                dont.add(m)
+            else:
+                taken[m] = idx
+        out: list[tuple[Cond, Any]] = []
+        for i, node in enumerate(nodes):
+            on = {m for m, j in taken.items() if j == i}
+            dc = dont | {m for m, j in taken.items() if j < i}
+            cubes = helm_logic.minimise(on, dc, domains)
+            out.append((_dnf(knobs, cubes, domains), node))
+        return out
 
 
 def _put_ref(node: Any, path: TPath, ref: Ref, expect: Any) -> None:
@@ -976,8 +1128,8 @@ def _put_ref(node: Any, path: TPath, ref: Ref, expect: Any) -> None:
 def _put_ref_item(node: Any, path: TPath, ref: Ref, expect: Any) -> None:
     if not isinstance(node, list):
         return
-    for i, item in enumerate(node):
-        if _name(item) == path[0][1]:
+    for i, (name, item) in enumerate(zip(_names(node), node, strict=True)):
+        if name == path[0][1]:
             if len(path) == 1:
                 if item == expect:
                     node[i] = ref
@@ -1019,8 +1171,8 @@ def blank(obj: Any, p: TPath) -> None:
     if isinstance(parent, dict) and isinstance(p[-1], str) and p[-1] in parent:
         parent[p[-1]] = None
     elif isinstance(parent, list) and isinstance(p[-1], tuple):
-        for j, item in enumerate(parent):
-            if _name(item) == p[-1][1]:
+        for j, name in enumerate(_names(parent)):
+            if name == p[-1][1]:
                 parent[j] = None
 
 
@@ -1141,6 +1293,10 @@ def _atom(atom: Atom, values: dict[str, Any]) -> bool:
     found = _read(values, atom.path)
     if atom.op == "is":
         return (not _empty(found) and found is not False) == bool(atom.value)
+    if atom.op == "ne":
+        return bool(found != atom.value)
+    if atom.op == "in":
+        return found in atom.value
     return bool(found == atom.value)
 
 
@@ -1349,3 +1505,38 @@ def analyse_all(components: tuple[Component, ...], values: dict[str, Any], clust
         if collecting:
             gc.enable()
 
+
+
+def _labels(knob: Knob) -> tuple[Any, ...]:
+    """Every value a structural knob's conditions speak of."""
+    return tuple(knob.domain) if knob.kind == "enum" else (True, False)
+
+
+def _conj(knobs: list[Knob], cube: helm_logic.Cube, domains: list[tuple[Any, ...]]) -> Conj:
+    """The atoms of one product: a knob whose every value is allowed is left out."""
+    atoms: list[Atom] = []
+    for knob, part, dom in zip(knobs, cube, domains, strict=True):
+        if len(part) == len(dom):
+            continue
+        allowed = [v for v in dom if v in part]
+        if knob.kind != "enum":
+            atoms.append(Atom(knob.path, "is", bool(allowed[0])))
+        elif len(allowed) == 1:
+            atoms.append(Atom(knob.path, "eq", allowed[0]))
+        elif len(allowed) == len(dom) - 1:
+            atoms.append(Atom(knob.path, "ne", next(v for v in dom if v not in part)))
+        else:
+            atoms.append(Atom(knob.path, "in", tuple(allowed)))
+    return tuple(atoms)
+
+
+def _left_out(tree: dict[str, Obj], tpath: TPath) -> bool:
+    """Is the object holding ``tpath`` (below the object itself) missing from ``tree``?"""
+    return len(tpath) > 1 and tpath[0] not in tree
+
+
+def _dnf(knobs: list[Knob], cubes: list[helm_logic.Cube], domains: list[tuple[Any, ...]]) -> Cond:
+    """The products as a condition, in the knobs' order (as a person lists them)."""
+    order = {k.path: i for i, k in enumerate(knobs)}
+    conjs = [_conj(knobs, cube, domains) for cube in cubes]
+    return tuple(sorted(conjs, key=lambda c: [order[a.path] for a in c]))
