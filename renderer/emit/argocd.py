@@ -14,6 +14,12 @@
 
 Sync options never carry Replace or Force (the schema refuses them), and ServerSideApply is
 set per CRD by :mod:`renderer.waves`, not for the whole application.
+
+Deletion never takes a cluster's GPU stack by surprise: the ApplicationSet sets
+``preserveResourcesOnDeletion`` (its controller then adds no resources finalizer to the
+Applications it generates) and the Applications of the ``applications`` layout carry none, so
+deleting an Application leaves its objects in the cluster; CRDs and the Namespace also carry
+``Delete=false,Prune=false`` (:mod:`renderer.waves`).
 """
 
 from __future__ import annotations
@@ -240,6 +246,9 @@ def applicationset(fleet: Model, elements: list[Obj]) -> Obj:
     }
     if patch:
         spec["templatePatch"] = patch
+    # No resources finalizer on the generated Applications: removing a cluster's overlay (or
+    # the ApplicationSet) deletes its Application but never that cluster's GPU stack.
+    spec["syncPolicy"] = {"preserveResourcesOnDeletion": True}
     strategy = rolling_sync(fleet)
     if strategy:
         spec["strategy"] = strategy
