@@ -256,7 +256,7 @@ def test_without_server_side_diff_dropped_zero_values_are_ignored() -> None:
         "/spec/template/spec/hostPID",
         "/spec/template/spec/tolerations",
     ]
-    files = _inline("gitops: {serverSideDiff: false}\n", {"a": ""})
+    files = _inline("gitops: {repoURL: https://g.example.com/r.git, serverSideDiff: false}\n", {"a": ""})
     (appset,) = yamlio.load_all(files["argocd/applicationset.yaml"])
     assert crd_errors(appset) == []
     assert "annotations" not in appset["spec"]["template"]["metadata"]

@@ -72,9 +72,14 @@ def source_path(fleet: Model, cluster: str) -> str:
 
 
 def sync_policy(model: Model) -> Obj:
+    """The Applications' sync policy. Under RollingSync the ApplicationSet controller turns
+    automated sync off and starts each step's syncs itself, reading only ``automated.prune``:
+    selfHeal and allowEmpty are dropped there (the checks warn), never rendered to be ignored."""
     policy = _gitops(model).get("syncPolicy") or {}
     out: Obj = {}
     automated = policy.get("automated")
+    if automated and rolling_sync(model) is not None and _gitops(model).get("layout", "applicationset") == "applicationset":
+        automated = {k: v for k, v in automated.items() if k == "prune"}
     if automated:
         out["automated"] = {k: bool(v) for k, v in automated.items()}
     if policy.get("syncOptions"):
