@@ -205,11 +205,15 @@ def gitops_rules(located: Located, cluster: str, defaulted: dict[str, Any] | Non
         return _fleet_gitops(located, gitops)
     problems: list[Problem] = []
     if not str(gitops.get("repoURL") or "").strip():
-        # on the fleet file (where it belongs), so every cluster reports the same one problem
+        # On the fleet file (where it belongs), so every cluster reports the same one problem.
+        # An error once values.yaml configures Argo CD (a gitops section); else a warning, for
+        # policies used with kubectl or Helm only.
         file, line, col = located.origins.get("/gitops/repoURL", (located.default_file, 1, 1))
+        configured = any(f == located.default_file for p, (f, _, _) in located.key_origins.items() if p == "/gitops" or p.startswith("/gitops/"))
         message = "gitops.repoURL is empty: the Argo CD Applications would have no repository to sync from (Argo CD rejects them)"
         hint = "set gitops.repoURL in values.yaml to the Git repository where output/ is committed"
-        problems.append(Problem(file, line, col, "/gitops/repoURL", message, hint=hint, code="gitops-repo-url"))
+        severity = Severity.ERROR if configured else Severity.WARNING
+        problems.append(Problem(file, line, col, "/gitops/repoURL", message, hint=hint, code="gitops-repo-url", severity=severity))
     own = sorted(p.split("/")[2] for p, (file, _, _) in located.key_origins.items() if p.count("/") == 2 and p.startswith("/gitops/") and file != located.default_file)
     for key in own:
         pointer = f"/gitops/{key}"

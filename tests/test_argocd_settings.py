@@ -27,9 +27,16 @@ def problems(gitops: str, clusters: dict[str, str]) -> list[Problem]:
 
 
 def test_empty_repo_url_is_an_error_with_a_hint() -> None:
-    (p,) = problems("", {"a": "gitops: {destination: {name: a}}\n"})
+    """values.yaml configures Argo CD (a gitops section) but names no repository."""
+    (p,) = problems("{project: gpu}", {"a": "gitops: {destination: {name: a}}\n"})
     assert p.severity is Severity.ERROR and p.pointer == "/gitops/repoURL" and p.file == "values.yaml"
     assert "Git repository" in p.hint
+
+
+def test_empty_repo_url_without_a_gitops_section_warns() -> None:
+    """A policy that never mentions Argo CD (kubectl or Helm only) is warned, not stopped."""
+    (p,) = problems("", {"a": "gitops: {destination: {name: a}}\n"})
+    assert p.severity is Severity.WARNING and p.pointer == "/gitops/repoURL"
 
 
 def test_empty_repo_url_without_overlays_is_fine() -> None:
