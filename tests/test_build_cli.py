@@ -10,8 +10,6 @@ VALUES = """\
 nodePools:
   - name: ubuntu2204
     os: {id: ubuntu, version: "22.04"}
-gitops:
-  repoURL: https://git.example.com/gpu.git
 """
 
 

@@ -32,8 +32,6 @@ VALUES_A = """\
 nodePools:
   - name: ubuntu2204
     os: {id: ubuntu, version: "22.04"}
-gitops:
-  repoURL: https://git.example.com/gpu.git
 """
 VALUES_B = """\
 cluster:
@@ -43,8 +41,6 @@ nodePools:
     os: {id: ubuntu, version: "22.04"}
 devicePlugin:
   enabled: false
-gitops:
-  repoURL: https://git.example.com/gpu.git
 """
 USER_FILE = "NOTES.md"
 USER_TEXT = "my own notes, not generated\n"

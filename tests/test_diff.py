@@ -27,8 +27,6 @@ nodePools:
     os: {id: rhel, version: "9.4"}
 driver:
   version: "570.124.06"
-gitops:
-  repoURL: https://git.example.com/gpu.git
 """
 
 SCHEMA = json.loads((ROOT / "schemas" / "diff.schema.json").read_text())
