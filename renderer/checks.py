@@ -47,6 +47,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += pool_rules(located, defaulted)
     problems += text_rules(located)
     problems += image_rules(located, defaulted)
+    problems += gitops_rules(located, cluster, defaulted)
     return problems
 
 
@@ -290,3 +291,95 @@ def shared_destinations(located: dict[str, Located], fleet: str = "fleet") -> li
                 )
             )
     return problems
+
+
+PER_CLUSTER_GITOPS = ("destination", "group", "targetRevision")
+
+
+def _problem(located: Located, pointer: str, message: str, hint: str, code: str, severity: Severity = Severity.ERROR) -> Problem:
+    file, line, col = located.locate(pointer)
+    return Problem(file, line, col, pointer, message, hint=hint, code=code, severity=severity)
+
+
+def gitops_rules(located: Located, cluster: str, defaulted: dict[str, Any] | None = None, fleet: str = "fleet") -> list[Problem]:
+    """Every Argo CD setting is honoured or refused: none is dropped without a word."""
+    from renderer.resolve import with_defaults
+
+    values = with_defaults(located.data) if defaulted is None else defaulted
+    gitops: dict[str, Any] = values.get("gitops") or {}
+    if cluster == fleet:
+        return _fleet_gitops(located, gitops)
+    problems: list[Problem] = []
+    if not str(gitops.get("repoURL") or "").strip():
+        # On the fleet file (where it belongs), so every cluster reports the same one problem.
+        # An error once values.yaml configures Argo CD (a gitops section); else a warning, for
+        # policies used with kubectl or Helm only.
+        file, line, col = located.origins.get("/gitops/repoURL", (located.default_file, 1, 1))
+        configured = any(f == located.default_file for p, (f, _, _) in located.key_origins.items() if p == "/gitops" or p.startswith("/gitops/"))
+        message = "gitops.repoURL is empty: the Argo CD Applications would have no repository to sync from (Argo CD rejects them)"
+        hint = "set gitops.repoURL in values.yaml to the Git repository where output/ is committed"
+        severity = Severity.ERROR if configured else Severity.WARNING
+        problems.append(Problem(file, line, col, "/gitops/repoURL", message, hint=hint, code="gitops-repo-url", severity=severity))
+    own = sorted(p.split("/")[2] for p, (file, _, _) in located.key_origins.items() if p.count("/") == 2 and p.startswith("/gitops/") and file != located.default_file)
+    for key in own:
+        pointer = f"/gitops/{key}"
+        if key not in PER_CLUSTER_GITOPS:
+            problems.append(_problem(located, pointer, f"gitops.{key} is a fleet setting; a cluster's overlay cannot change it", "set it in values.yaml; an overlay may set gitops.destination, gitops.group and gitops.targetRevision", "gitops-per-cluster"))
+        elif gitops.get("generator") == "clusters" and gitops.get("layout", "applicationset") == "applicationset":
+            where = {
+                "destination": "the destination is the selected Argo CD cluster secret's server",
+                "group": "the rollout group is the cluster secret's label gpu-render.io/group",
+                "targetRevision": "every generated Application syncs the fleet's gitops.targetRevision",
+            }[key]
+            problems.append(_problem(located, pointer, f"gitops.{key} has no effect with gitops.generator: clusters ({where})", "remove it from the overlay, or use gitops.generator: list, which carries per-cluster settings", "gitops-per-cluster"))
+    return problems
+
+
+def _fleet_gitops(located: Located, gitops: dict[str, Any]) -> list[Problem]:
+    problems: list[Problem] = []
+    rolling = gitops.get("rollingSync") or {}
+    if not rolling.get("enabled"):
+        return problems
+    if gitops.get("layout", "applicationset") == "applications":
+        problems.append(
+            _problem(
+                located,
+                "/gitops/rollingSync/enabled",
+                "gitops.rollingSync needs gitops.layout: applicationset; Applications written one per file have no ApplicationSet to sync them step by step",
+                "use gitops.layout: applicationset, or turn rollingSync off and order the clusters' syncs yourself",
+                "gitops-rolling-sync",
+            )
+        )
+        return problems
+    automated = (gitops.get("syncPolicy") or {}).get("automated") or {}
+    if automated.get("selfHeal") or automated.get("allowEmpty"):
+        problems.append(
+            _problem(
+                located,
+                "/gitops/syncPolicy/automated",
+                "under RollingSync Argo CD turns automated sync off (the ApplicationSet controller starts each step's syncs itself): selfHeal and allowEmpty are dropped, prune is kept for the syncs it starts",
+                "set gitops.syncPolicy.automated to {prune: true} (or null), or turn gitops.rollingSync off",
+                "gitops-rolling-sync",
+                Severity.WARNING,
+            )
+        )
+    return problems
+
+
+def fleet_without_clusters(located: dict[str, Located], fleet: str = "fleet") -> list[Problem]:
+    """A fleet set up for Argo CD (``gitops.repoURL``) with no overlay folder: the Argo CD
+    output describes no cluster."""
+    if fleet not in located or len(located) > 1:
+        return []
+    if not str(((located[fleet].data.get("gitops") or {}).get("repoURL")) or "").strip():
+        return []  # no Argo CD intended: base/ and the chart are used on their own
+    return [
+        _problem(
+            located[fleet],
+            "/gitops",
+            "no cluster overlay (overlays/<cluster>/values.yaml): argocd/ generates no Application",
+            "add one folder per cluster under overlays/ (an empty values.yaml is enough) for Argo CD to sync it",
+            "gitops-no-clusters",
+            Severity.WARNING,
+        )
+    ]

@@ -26,7 +26,7 @@ Obj = dict[str, Any]
 # --------------------------------------------------------------------------------------
 
 CLASSES: dict[str, str] = {
-    "driver-reload": "driver pods restart and reload the kernel modules; GPU workloads on those nodes are evicted or drained per driver.upgradePolicy",
+    "driver-reload": "driver pods are replaced (rolled by the DaemonSet controller, or under OnDelete when you delete them) and reload the kernel modules; GPU workloads on those nodes are evicted or drained per driver.upgradePolicy",
     "runtime-restart": "the container toolkit reconfigures and restarts containerd/CRI-O on those GPU nodes",
     "gpu-reset": "MIG configuration or strategy changes: GPUs are repartitioned/reset and the GPU resources nodes advertise change",
     "scheduling-pause": "device plugin pods restart: no new GPU pods are scheduled on those nodes until it re-registers",
@@ -440,8 +440,22 @@ def _is_noise(path: FieldPath, kind: str) -> bool:
     return False
 
 
-def classify(component: str, kind: str, op: str, paths: list[FieldPath], pools: tuple[str, ...], name: str = "") -> tuple[Cause, ...]:
-    """Disruption causes of one object change (``paths``: the non-noise changed fields)."""
+def rollout(obj: Obj | None, component: str) -> str:
+    """How a pod template change reaches the pods of ``obj``: said from its update strategy."""
+    if not obj or obj.get("kind") != "DaemonSet":
+        return "its pods restart"
+    strategy = (obj.get("spec") or {}).get("updateStrategy") or {}
+    if strategy.get("type") == "OnDelete":
+        who = "driver pods" if component == "driver" else "its pods"
+        return f"nothing restarts by itself: OnDelete waits for you to delete {who}"
+    budget = (strategy.get("rollingUpdate") or {}).get("maxUnavailable", 1)
+    unit = "of the nodes" if isinstance(budget, str) and budget.endswith("%") else "node(s)"
+    return f"the DaemonSet controller rolls {budget} {unit} at a time"
+
+
+def classify(component: str, kind: str, op: str, paths: list[FieldPath], pools: tuple[str, ...], name: str = "", obj: Obj | None = None) -> tuple[Cause, ...]:
+    """Disruption causes of one object change (``paths``: the non-noise changed fields;
+    ``obj``: the new object, whose update strategy says how its pods are replaced)."""
     comp_cls = COMPONENT_CLASSES.get(component, "pod-restart")
     label = f"{component} {kind}/{name}" if name else f"{component} {kind}"
     if kind in LABEL_RULE_KINDS:
@@ -465,7 +479,7 @@ def classify(component: str, kind: str, op: str, paths: list[FieldPath], pools: 
     for (cls, why), names in hits.items():
         causes.append(Cause(cls, f"{label}: " + why.format(names=", ".join(names)), pools))
     if template is not None and any(p[: len(template)] == template for p in paths):
-        causes.append(Cause(comp_cls, f"{label}: pod template changes, its pods restart", pools))
+        causes.append(Cause(comp_cls, f"{label}: pod template changes, {rollout(obj, component)}", pools))
     elif kind in CONFIG_KINDS and any(p[:1] in (("data",), ("binaryData",), ("stringData",)) for p in paths):
         cls = COMPONENT_CLASSES.get(component, "none")
         causes.append(Cause(cls, f"{label}: configuration of {component} changes", pools))
@@ -550,7 +564,7 @@ def diff_scope(scope: str, old: Scope, new: Scope, pools: Iterable[str] = ()) ->
         real = [p for p, _, _, noise in raw if not noise]
         comp = new[k].component
         pl = pools_of(k.name, pool_names)
-        causes = classify(comp, k.kind, "changed", real, pl, k.name) if real else ()
+        causes = classify(comp, k.kind, "changed", real, pl, k.name, new[k].obj) if real else ()
         out.append(ObjectChange(scope, comp, *k, "changed", fields, causes))
     for k in sorted(added):
         comp = new[k].component

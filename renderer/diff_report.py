@@ -60,12 +60,25 @@ def short(v: Any, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+NOT_CLUSTERS = ("fleet", "base", "argocd")
+"""Scopes that are not clusters: the fleet policy and the output folders outside overlays/."""
+
+
+def cluster_count(scopes: tuple[str, ...] | list[str]) -> int:
+    return len([s for s in scopes if s not in NOT_CLUSTERS])
+
+
 def scopes_text(scopes: tuple[str, ...] | list[str], total: int, limit: int = 8) -> str:
-    if len(scopes) == total and total > 1:
-        return f"all {total} clusters"
-    if len(scopes) <= limit:
-        return ", ".join(scopes)
-    return ", ".join(scopes[:limit]) + f" and {len(scopes) - limit} more"
+    """``scopes`` for a line; ``total``: how many clusters the diff has (the fleet is none)."""
+    others = [s for s in scopes if s in NOT_CLUSTERS]
+    clusters = [s for s in scopes if s not in NOT_CLUSTERS]
+    if len(clusters) == total and total > 1:
+        named = [f"all {total} clusters"]
+    elif len(clusters) <= limit:
+        named = clusters
+    else:
+        named = [", ".join(clusters[:limit]) + f" and {len(clusters) - limit} more"]
+    return ", ".join([*others, *named])
 
 
 def plan_line(diff: Diff) -> str:
@@ -77,7 +90,7 @@ def plan_line(diff: Diff) -> str:
     if diff.scopes_removed:
         extra.append(f"clusters removed: {', '.join(diff.scopes_removed)}")
     if diff.policy:
-        extra.append(f"{len(diff.policy)} policy value(s) changed")
+        extra.append(f"{len(grouped_policy(diff))} policy value(s) changed")
     return text + ("; " + "; ".join(extra) if extra else "")
 
 
@@ -119,7 +132,7 @@ def _text_summary(diff: Diff, groups: dict[tuple[str, str], list[ObjectChange]],
         if len(groups) > SUMMARY_ROWS:  # one line per component, over all clusters
             rows = {}
             for (_, comp), items in groups.items():
-                rows.setdefault((f"{len({s for s, c in groups if c == comp})} clusters", comp), []).extend(items)
+                rows.setdefault((_scope_tally({s for s, c in groups if c == comp}), comp), []).extend(items)
         width = max(len(s) for s, _ in rows)
         cwidth = max(len(c) for _, c in rows)
         for (scope, comp), items in rows.items():
@@ -129,12 +142,12 @@ def _text_summary(diff: Diff, groups: dict[tuple[str, str], list[ObjectChange]],
     if diff.versions:
         lines += ["", st("Versions", bold=True)]
         for v in diff.versions:
-            lines.append(f"  {v.label}: {v.old} -> {v.new}  ({scopes_text(v.scopes, len(diff.scopes))})")
+            lines.append(f"  {v.label}: {v.old} -> {v.new}  ({scopes_text(v.scopes, cluster_count(diff.scopes))})")
     return lines
 
 
 def _text_disruptions(diff: Diff, st: Callable[..., str]) -> list[str]:
-    total = len(diff.scopes)
+    total = cluster_count(diff.scopes)
     lines: list[str] = []
     disruptions = diff.disruptions()
     if disruptions:
@@ -151,6 +164,14 @@ def _text_disruptions(diff: Diff, st: Callable[..., str]) -> list[str]:
         for p, scopes in grouped_policy(diff):
             lines.append(f"  {p.path}: {short(p.old)} -> {short(p.new)}  [{', '.join(p.classes)}]  ({scopes_text(scopes, total)})")
     return lines
+
+
+def _scope_tally(scopes: set[str]) -> str:
+    """``fleet + 3 clusters``: how many clusters, the fleet (and output folders) named, not counted."""
+    others = sorted(s for s in scopes if s in NOT_CLUSTERS)
+    n = cluster_count(sorted(scopes))
+    parts = [*others, f"{n} cluster{'' if n == 1 else 's'}"] if n or not others else others
+    return " + ".join(parts)
 
 
 def classes_of(items: list[ObjectChange]) -> list[str]:
@@ -206,7 +227,7 @@ def markdown(diff: Diff, *, show_noise: bool = False) -> str:
         grouped = grouped_policy(diff)
         out += [f"<details><summary>Policy changes ({len(grouped)})</summary>", ""]
         for p, scopes in grouped:
-            out.append(f"- `{p.path}`: {md_code(p.old)} → {md_code(p.new)} · {', '.join(p.classes)} · {scopes_text(scopes, len(diff.scopes))}")
+            out.append(f"- `{p.path}`: {md_code(p.old)} → {md_code(p.new)} · {', '.join(p.classes)} · {scopes_text(scopes, cluster_count(diff.scopes))}")
         out += ["", "</details>", ""]
     if groups:
         out += ["### Objects", ""]
@@ -232,7 +253,7 @@ def _md_summary(diff: Diff, groups: dict[tuple[str, str], list[ObjectChange]]) -
     out = ["### Summary", "", f"| component | clusters {header}", f"| --- | --: {rule}"]
     for comp, items in by_comp.items():
         c = counts(items)
-        out.append(f"| {comp} | {len(clusters[comp])} | {c['added']} | {c['changed']} | {c['removed']} | {c['renamed']} | {', '.join(classes_of(items))} |")
+        out.append(f"| {comp} | {_scope_tally(clusters[comp])} | {c['added']} | {c['changed']} | {c['removed']} | {c['renamed']} | {', '.join(classes_of(items))} |")
     out.append("")
     folded = len(groups) > SUMMARY_ROWS
     if folded:
@@ -248,7 +269,7 @@ def _md_summary(diff: Diff, groups: dict[tuple[str, str], list[ObjectChange]]) -
 
 
 def _md_head(diff: Diff) -> list[str]:
-    total = len(diff.scopes)
+    total = cluster_count(diff.scopes)
     out: list[str] = []
     disruptions = diff.disruptions()
     if disruptions:

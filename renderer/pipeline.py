@@ -40,7 +40,9 @@ class Plan:
         return [p for p in self.problems if p.severity is Severity.WARNING]
 
 
-def plan(inputs: Inputs) -> Plan:
+def plan(inputs: Inputs, *, complete: bool = True) -> Plan:
+    """The checked, resolved models; ``complete`` is false when ``inputs`` hold only some of the
+    fleet's clusters (an incremental build), so fleet-wide findings about them are not made."""
     problems: list[Problem] = list(inputs.problems)
     fleet_src, found = load_text(inputs.values, inputs.values_path)
     problems += found
@@ -74,6 +76,8 @@ def plan(inputs: Inputs) -> Plan:
                     problems.append(p)
     if not any(p.severity is Severity.ERROR for p in problems):
         problems += sorted(set(checks.shared_destinations(located, FLEET)))
+        if complete:
+            problems += checks.fleet_without_clusters(located, FLEET)
     problems.sort()
     if any(p.severity is Severity.ERROR for p in problems) or fleet is None:
         return Plan(None, {}, located, tuple(problems))

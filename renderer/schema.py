@@ -369,10 +369,7 @@ OPERATOR_ONLY: dict[str, str] = {
     "/driver/useNvidiaDriverCRD": "no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver",
     "/driver/useOpenKernelModules": "deprecated and ignored upstream too; use driver.kernelModuleType",
     "/cdi/default": "deprecated and ignored upstream too",
-    "/driver/upgradePolicy/autoUpgrade": "the upgrade controller is part of the operator; driver DaemonSets use OnDelete (see gpuPodDeletion/drain for k8s-driver-manager)",
-    "/driver/upgradePolicy/maxParallelUpgrades": "the upgrade controller is part of the operator; driver pods are replaced when you delete them (OnDelete)",
-    "/driver/upgradePolicy/maxUnavailable": "the upgrade controller is part of the operator; driver pods are replaced when you delete them (OnDelete)",
-    "/driver/upgradePolicy/waitForCompletion": "the upgrade controller is part of the operator; k8s-driver-manager does not wait for jobs",
+    "/driver/upgradePolicy/waitForCompletion": "the upgrade controller is part of the operator; the DaemonSet controller and k8s-driver-manager do not wait for jobs (GPU pods are evicted after gpuPodDeletion.timeoutSeconds)",
 }
 
 

@@ -11,6 +11,13 @@ added later gets its wave from its name without touching this module; a builder 
 sets the annotation itself keeps its own value. CRDs also get ``ServerSideApply=true`` on
 the resource (large schemas overflow the client-side last-applied annotation); never at
 application level, where it would change how every wave is applied.
+
+CRDs and the Namespace also get ``Delete=false`` and ``Prune=false``: deleting an
+Application (or its ApplicationSet element) or dropping them from the render never deletes
+them, since a CRD takes every object of its kind with it (all NodeFeatures) and the
+Namespace everything in it. ServiceMonitors get ``SkipDryRunOnMissingResource=true``: their
+CRD is not rendered and may be absent, and a missing kind would otherwise fail the dry run
+of the whole sync instead of that one object.
 """
 
 from __future__ import annotations
@@ -22,7 +29,13 @@ from renderer.components.common import Obj
 
 WAVE = "argocd.argoproj.io/sync-wave"
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
-CRD_SYNC_OPTIONS = "ServerSideApply=true"
+KEEP = "Delete=false,Prune=false"
+CRD_SYNC_OPTIONS = f"ServerSideApply=true,{KEEP}"
+KIND_SYNC_OPTIONS = {
+    "CustomResourceDefinition": CRD_SYNC_OPTIONS,
+    "Namespace": KEEP,
+    "ServiceMonitor": "SkipDryRunOnMissingResource=true",
+}
 
 FIRST = 0
 CONFIG = 1
@@ -77,12 +90,13 @@ def wave(component: str, kind: str) -> int:
 
 
 def annotate(component: str, obj: Obj) -> Obj:
-    """``obj`` with its wave (and CRD sync options); a shallow copy, the input is not changed."""
+    """``obj`` with its wave (and its kind's sync options); a shallow copy, the input is not changed."""
     meta: dict[str, Any] = obj.get("metadata") or {}
     annotations: dict[str, str] = dict(meta.get("annotations") or {})
     annotations.setdefault(WAVE, str(wave(component, str(obj.get("kind", "")))))
-    if obj.get("kind") == "CustomResourceDefinition":
-        annotations.setdefault(SYNC_OPTIONS, CRD_SYNC_OPTIONS)
+    options = KIND_SYNC_OPTIONS.get(str(obj.get("kind", "")))
+    if options:
+        annotations.setdefault(SYNC_OPTIONS, options)
     return {**obj, "metadata": {**meta, "annotations": annotations}}
 
 

@@ -114,7 +114,7 @@ def test_crds_get_server_side_apply_on_the_resource() -> None:
     from renderer.waves import SYNC_OPTIONS, annotate, wave
 
     crd = annotate("nfd", {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "x"}})
-    assert crd["metadata"]["annotations"] == {WAVE: "0", SYNC_OPTIONS: "ServerSideApply=true"}
+    assert crd["metadata"]["annotations"] == {WAVE: "0", SYNC_OPTIONS: "ServerSideApply=true,Delete=false,Prune=false"}
     components = ("nfd", "driver", "container-toolkit", "operator-validator", "device-plugin", "gpu-feature-discovery", "dcgm-exporter", "mig-manager", "vgpu-manager")
     assert [wave(c, "DaemonSet") for c in components] == [2, 3, 4, 5, 5, 5, 5, 5, 3]
     assert wave("device-plugin", "ClusterRole") == 1

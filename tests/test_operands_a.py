@@ -121,7 +121,7 @@ def test_one_driver_daemonset_per_pool_with_pool_image_and_selector() -> None:
         p = pod(d)
         assert ctr(p, "nvidia-driver-ctr")["image"] == pool.image
         assert p["nodeSelector"] == pool.node_selector
-        assert d["spec"]["updateStrategy"] == {"type": "OnDelete"}
+        assert d["spec"]["updateStrategy"]["type"] == "RollingUpdate"  # autoUpgrade: true, the default
         assert p["hostPID"] is True
 
 
@@ -422,8 +422,8 @@ def test_daemonsets_common_settings() -> None:
     assert d["spec"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}}
     assert d["spec"]["template"]["metadata"]["annotations"]["a"] == "b"
     assert d["metadata"]["annotations"]["a"] == "b"
-    # the driver keeps OnDelete whatever daemonsets.updateStrategy says
-    assert ds(m, "driver", "nvidia-driver-daemonset-ubuntu2204")["spec"]["updateStrategy"] == {"type": "OnDelete"}
+    # the driver follows driver.upgradePolicy, whatever daemonsets.updateStrategy says
+    assert ds(m, "driver", "nvidia-driver-daemonset-ubuntu2204")["spec"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}
     pct = model({"daemonsets": {"rollingUpdate": {"maxUnavailable": "25%"}}})
     assert ds(pct, "device-plugin")["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"] == "25%"
 

@@ -72,7 +72,7 @@ def _build(inputs: Any, opts: BuildOptions, reuse: _Reuse | None) -> Any:
     from renderer.render import self_check
 
     kept = reuse.kept if reuse is not None else {}
-    p = plan(Inputs(inputs.values, inputs.values_path, tuple(c for c in inputs.clusters if c.name not in kept), inputs.problems) if kept else inputs)
+    p = plan(Inputs(inputs.values, inputs.values_path, tuple(c for c in inputs.clusters if c.name not in kept), inputs.problems), complete=False) if kept else plan(inputs)
     if p.errors or p.base is None:
         print_problems(p.problems, opts.fmt)
         return EXIT_PROBLEMS

@@ -396,21 +396,59 @@ def pod_spec(model: Model, pool: Pool) -> Obj:
     return pod
 
 
+# After a new driver pod's startup probe passes, the DaemonSet controller waits this long
+# before it counts the pod available and replaces the next node's: time for the toolkit, device
+# plugin and validator to come back on the node before another one goes down.
+MIN_READY_SECONDS = 60
+
+
+def upgrade_budget(policy: dict[str, Any]) -> int | str:
+    """``maxUnavailable`` of a rolling driver update from ``maxParallelUpgrades``/``maxUnavailable``.
+
+    The operator upgrades min(maxParallelUpgrades, maxUnavailable) nodes at a time (0 parallel
+    = no limit); a DaemonSet has one bound, so: both integers -> the smaller; a percentage with
+    a parallel limit -> the limit; a percentage without one -> the percentage. 0 means no node
+    may go down (the caller then keeps OnDelete).
+    """
+    parallel = int(policy.get("maxParallelUpgrades", 1) or 0)
+    raw = policy.get("maxUnavailable", "25%")
+    if isinstance(raw, str) and raw.endswith("%"):
+        if int(raw[:-1] or 0) == 0:
+            return 0
+        return parallel if parallel > 0 else raw
+    count = int(raw)
+    return min(count, parallel) if parallel > 0 else count
+
+
+def update_strategy(driver: dict[str, Any]) -> Obj:
+    """``autoUpgrade`` (the operator's default, true): the DaemonSet controller rolls driver pods
+    within the policy's budget; false (or a zero budget): OnDelete, pods change only when deleted."""
+    policy = _sub(driver, "upgradePolicy")
+    budget = upgrade_budget(policy)
+    if not policy.get("autoUpgrade", True) or budget == 0:
+        return {"type": "OnDelete"}
+    return {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": budget, "maxSurge": 0}}
+
+
 def daemonset(model: Model, pool: Pool) -> Obj:
     extra = {"nvidia.com/precompiled": _flag(pool.precompiled)}
     pull = {"imagePullSecrets": list(pool.driver.get("imagePullSecrets") or [])}
-    return c.daemonset(
+    strategy = update_strategy(pool.driver)
+    ds = c.daemonset(
         pool.daemonset_name,
         model,
         operand="driver",
         pod_spec=pod_spec(model, pool),
         component=COMPONENT,
         section=pull,
-        strategy={"type": "OnDelete"},
+        strategy=strategy,
         pod_annotations={"kubectl.kubernetes.io/default-container": "nvidia-driver-ctr"},
         extra_labels=extra,
         stable_pod_labels=True,
     )
+    if strategy["type"] == "RollingUpdate":
+        ds["spec"]["minReadySeconds"] = MIN_READY_SECONDS
+    return ds
 
 
 def rbac(model: Model) -> list[Obj]:

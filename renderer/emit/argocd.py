@@ -8,11 +8,18 @@
   ``applications/<cluster>.yaml`` (``gitops.layout: applications``): the same Applications
   written out one per cluster.
 * ``kustomization.yaml`` over the project and the apps, for an app-of-apps or ``kubectl apply -k``.
-* ``argocd-cm-patch.yaml``: Lua health checks for the custom kinds rendered, to merge into
-  the Argo CD install's ``argocd-cm``.
+* ``argocd-cm-patch.yaml``: Lua health checks (:mod:`renderer.emit.argocd_health`) for the
+  kinds rendered that have one (DaemonSet, ServiceMonitor), to merge into the Argo CD
+  install's ``argocd-cm``.
 
 Sync options never carry Replace or Force (the schema refuses them), and ServerSideApply is
 set per CRD by :mod:`renderer.waves`, not for the whole application.
+
+Deletion never takes a cluster's GPU stack by surprise: the ApplicationSet sets
+``preserveResourcesOnDeletion`` (its controller then adds no resources finalizer to the
+Applications it generates) and the Applications of the ``applications`` layout carry none, so
+deleting an Application leaves its objects in the cluster; CRDs and the Namespace also carry
+``Delete=false,Prune=false`` (:mod:`renderer.waves`).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from typing import Any
 
 from renderer import yamlio
 from renderer.components.common import MANAGED_BY, Obj
+from renderer.emit import argocd_health
 from renderer.model import Model
 from renderer.waves import WAVE
 
@@ -34,23 +42,6 @@ FLEET_LABEL = "gpu-render.io/fleet"
 
 Objects = dict[str, list[Obj]]
 
-HEALTH_LUA = """\
-hs = {}
-if obj.status ~= nil and obj.status.conditions ~= nil then
-  for _, c in ipairs(obj.status.conditions) do
-    if c.type == "Ready" or c.type == "Available" then
-      if c.status == "False" then
-        hs.status = "Degraded"
-        hs.message = c.message or c.reason or "not ready"
-        return hs
-      end
-    end
-  end
-end
-hs.status = "Healthy"
-hs.message = "%s is applied; the API server accepted it"
-return hs
-"""
 
 
 def _gitops(model: Model) -> dict[str, Any]:
@@ -59,16 +50,6 @@ def _gitops(model: Model) -> dict[str, Any]:
 
 def group_of(api_version: str) -> str:
     return api_version.rpartition("/")[0]
-
-
-def custom_kinds(objs: Iterable[Obj]) -> list[tuple[str, str]]:
-    """Rendered kinds that are not built into Kubernetes (Argo CD has no health check for them)."""
-    out: set[tuple[str, str]] = set()
-    for o in objs:
-        group = group_of(str(o["apiVersion"]))
-        if "." in group and not group.endswith(".k8s.io"):
-            out.add((group, str(o["kind"])))
-    return sorted(out)
 
 
 def destination(model: Model) -> Obj:
@@ -91,9 +72,14 @@ def source_path(fleet: Model, cluster: str) -> str:
 
 
 def sync_policy(model: Model) -> Obj:
+    """The Applications' sync policy. Under RollingSync the ApplicationSet controller turns
+    automated sync off and starts each step's syncs itself, reading only ``automated.prune``:
+    selfHeal and allowEmpty are dropped there (the checks warn), never rendered to be ignored."""
     policy = _gitops(model).get("syncPolicy") or {}
     out: Obj = {}
     automated = policy.get("automated")
+    if automated and rolling_sync(model) is not None and _gitops(model).get("layout", "applicationset") == "applicationset":
+        automated = {k: v for k, v in automated.items() if k == "prune"}
     if automated:
         out["automated"] = {k: bool(v) for k, v in automated.items()}
     if policy.get("syncOptions"):
@@ -265,6 +251,9 @@ def applicationset(fleet: Model, elements: list[Obj]) -> Obj:
     }
     if patch:
         spec["templatePatch"] = patch
+    # No resources finalizer on the generated Applications: removing a cluster's overlay (or
+    # the ApplicationSet) deletes its Application but never that cluster's GPU stack.
+    spec["syncPolicy"] = {"preserveResourcesOnDeletion": True}
     strategy = rolling_sync(fleet)
     if strategy:
         spec["strategy"] = strategy
@@ -369,11 +358,11 @@ def appproject(fleet: Model, dests: Iterable[Sequence[str]], cluster_kinds: list
 
 
 def argocd_cm_patch(fleet: Model, all_objs: list[Obj]) -> Obj:
-    return _cm_patch(fleet, custom_kinds(all_objs))
+    return _cm_patch(fleet, {(group_of(str(o["apiVersion"])), str(o["kind"])) for o in all_objs})
 
 
-def _cm_patch(fleet: Model, custom: list[tuple[str, str]]) -> Obj:
-    data = {f"resource.customizations.health.{group}_{kind}": HEALTH_LUA % kind for group, kind in custom}
+def _cm_patch(fleet: Model, kinds: set[tuple[str, str]]) -> Obj:
+    data = argocd_health.checks(kinds)
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -435,6 +424,5 @@ def emit_fleet(fleet: Model, base: list[Obj], summaries: dict[str, dict[str, Any
     files[f"{ROOT}/kustomization.yaml"] = yamlio.dump_file(
         [{"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "sortOptions": {"order": "legacy"}, "resources": resources}]
     )
-    custom = sorted({(gr, k) for gr, k, _ in keys if "." in gr and not gr.endswith(".k8s.io")})
-    files[f"{ROOT}/argocd-cm-patch.yaml"] = yamlio.dump_file([_cm_patch(fleet, custom)])
+    files[f"{ROOT}/argocd-cm-patch.yaml"] = yamlio.dump_file([_cm_patch(fleet, {(gr, k) for gr, k, _ in keys})])
     return files
