@@ -323,7 +323,7 @@ def _check_node(node: Any) -> None:
     elif isinstance(node, helm_ir.MergeBlock):
         ok = type(node.paths) is tuple and all(_is_path(p) for p in node.paths)
     elif isinstance(node, helm_ir.Atom):
-        ok = _is_path(node.path) and node.op in ("is", "eq")
+        ok = _is_path(node.path) and node.op in ("is", "eq", "ne", "in")
     elif isinstance(node, helm_ir.Variant):
         ok = type(node.cases) is list and all(type(c) is tuple and len(c) == 2 and _is_cond(c[0]) for c in node.cases)
     elif isinstance(node, helm_ir.Template):
