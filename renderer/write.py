@@ -196,16 +196,26 @@ class _Plan:
     tree: _Tree
 
 
-def plan_changes(out: Path, files: dict[str, str], *, force: bool = False) -> list[Change]:
-    """What a write would do, per file; raises UserError for files gpu-render does not own."""
-    return _plan(out, files, force=force).changes
+def plan_changes(out: Path, files: dict[str, str], *, force: bool = False, kept: frozenset[str] = frozenset()) -> list[Change]:
+    """What a write would do, per file; raises UserError for files gpu-render does not own.
+
+    ``kept``: output files the caller vouches are on disk as this build would write them
+    (an incremental build trusts them by their stat, without reading): not in ``files``,
+    never read, written or deleted, reported unchanged."""
+    return _plan(out, files, force=force, kept=kept).changes
 
 
-def _plan(out: Path, files: dict[str, str], *, force: bool) -> _Plan:
+def _plan(out: Path, files: dict[str, str], *, force: bool, kept: frozenset[str] = frozenset()) -> _Plan:
     tree = _scan(out)
     guard = _Confinement(out, tree)
     for path in files:
         guard.check(path)
+    for path in kept:
+        guard.check(path)
+        if path in files or path == LOCK:
+            raise ValueError(f"{path}: both kept and written")
+        if path not in tree.files:
+            raise UserError(f"{out / path} was removed during the build", hint="run the build again")
     previous = previous_files(out)
     owned = set(previous) | {LOCK}
     on_disk = tree.files
@@ -239,7 +249,9 @@ def _plan(out: Path, files: dict[str, str], *, force: bool) -> _Plan:
         else:
             verb = "unchanged" if _same(f"{root}/{path}", files[path]) else "updated"
         changes.append(Change(path, verb))
-    for path in sorted((owned & on_disk) - set(files)):
+    changes += [Change(path, "unchanged") for path in kept]
+    changes.sort()
+    for path in sorted((owned & on_disk) - set(files) - kept):
         guard.check(path)
         changes.append(Change(path, "deleted"))
     return _Plan(changes, tree)
@@ -384,13 +396,14 @@ def _read_journal(path: Path) -> _Journal | None:
 # --- the transaction ------------------------------------------------------------------
 
 
-def write_tree(out: Path, files: dict[str, str], *, dry_run: bool = False, force: bool = False) -> list[Change]:
-    """Make ``out`` hold ``files`` (plus any user files): all of them or, if killed, none."""
+def write_tree(out: Path, files: dict[str, str], *, dry_run: bool = False, force: bool = False, kept: frozenset[str] = frozenset()) -> list[Change]:
+    """Make ``out`` hold ``files`` (plus any user files and the ``kept`` ones, see
+    :func:`plan_changes`): all of them or, if killed, none."""
     if dry_run:
         with open_output(out, create=False):
-            return plan_changes(out, files, force=force)
+            return plan_changes(out, files, force=force, kept=kept)
     with open_output(out, create=True):
-        plan = _plan(out, files, force=force)
+        plan = _plan(out, files, force=force, kept=kept)
         if all(c.verb == "unchanged" for c in plan.changes):
             return plan.changes
         try:
