@@ -45,7 +45,6 @@ import os
 import shutil
 import signal
 import stat
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -74,15 +73,12 @@ class _Ops:
 
     def __init__(self) -> None:
         self.count = 0
-        self.lock = threading.Lock()
         raw = os.environ.get(KILL_ENV, "")
         self.kill_after = int(raw) if raw.strip().isdigit() else -1
 
     def tick(self) -> None:
-        with self.lock:  # the writer stages files from a few threads
-            self.count += 1
-            hit = self.count == self.kill_after
-        if hit:
+        self.count += 1
+        if self.count == self.kill_after:
             os.kill(os.getpid(), signal.SIGKILL)
 
     def check(self) -> None:
@@ -249,8 +245,9 @@ def _plan(out: Path, files: dict[str, str], *, force: bool, kept: frozenset[str]
         else:
             verb = "unchanged" if _same(f"{root}/{path}", files[path]) else "updated"
         changes.append(Change(path, verb))
-    changes += [Change(path, "unchanged") for path in kept]
-    changes.sort()
+    if kept:  # one sort of the paths (comparing Change objects is slow on 6000 of them)
+        verbs = {c.path: c.verb for c in changes} | dict.fromkeys(kept, "unchanged")
+        changes = [Change(path, verbs[path]) for path in sorted(verbs)]
     for path in sorted((owned & on_disk) - set(files) - kept):
         guard.check(path)
         changes.append(Change(path, "deleted"))
@@ -452,42 +449,21 @@ def _transaction(out: Path, files: dict[str, str], plan: _Plan) -> None:
 
 
 def _stage(root: str, writes: list[str], files: dict[str, str]) -> None:
-    """Write each new or changed file under ``root``, creating each folder once.
+    """Write each new or changed file under ``root``, creating each folder once (parents first).
 
-    Creating files is metadata work the kernel does while Python waits, so a few threads
-    overlap it (folders level by level, then the files)."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    From one thread: staging from four threads cost more than it overlapped on the 1000-cluster
+    fleet (docs/performance.md, "Writer threads")."""
     folders: set[str] = set()
     for rel in writes:
         folder = rel.rpartition("/")[0]
         while folder and folder not in folders:
             folders.add(folder)
             folder = folder.rpartition("/")[0]
-    levels: dict[int, list[str]] = {}
-    for folder in folders:
-        levels.setdefault(folder.count("/"), []).append(folder)
-
-    def make(folder: str) -> None:
+    for folder in sorted(folders, key=lambda f: f.count("/")):
         os.mkdir(f"{root}/{folder}")
-
-    def stage(rel: str) -> None:
+    for rel in writes:
         _write_file(f"{root}/{rel}", files[rel].encode("utf-8"))
         OPS.tick()
-
-    if len(writes) < 32:
-        for depth in sorted(levels):
-            for folder in levels[depth]:
-                make(folder)
-        for rel in writes:
-            stage(rel)
-        return
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        for depth in sorted(levels):
-            for _ in pool.map(make, sorted(levels[depth]), chunksize=32):
-                pass
-        for _ in pool.map(stage, writes, chunksize=32):
-            pass
 
 
 class _Folders:

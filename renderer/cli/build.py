@@ -90,8 +90,20 @@ def _build(inputs: Any, opts: BuildOptions, reuse: _Reuse | None) -> Any:
     if found and opts.fmt == "text" and not opts.quiet:
         print_problems(found)
     built = _render_with_progress(p, opts, kept, reuse.chart if reuse is not None else None)
-    self_check({path: built.files[path] for path in built.fresh})
+    self_check({path: built.files[path] for path in (_unchecked(opts.out, built) if kept else built.fresh)})
     return _Built(built.files, built.units, built.chart, tuple(found), reuse, destinations)
+
+
+def _unchecked(out: Path, built: Any) -> list[str]:
+    """The fresh files of an incremental build whose text is not the one the last build wrote
+    (by the old and new lock's hashes): the self-check parsed that text back then, and parsing
+    is a function of the text alone."""
+    from renderer.emit.lock import LOCK, parse
+    from renderer.write import previous_files
+
+    old = previous_files(out)
+    new = parse(built.files[LOCK]) if LOCK in built.files else {}
+    return [path for path in built.fresh if path == LOCK or path not in old or old[path] != new.get(path)]
 
 
 def _render_with_progress(p: Any, opts: BuildOptions, kept: dict[str, Any], chart: Any) -> Any:
