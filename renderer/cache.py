@@ -5,8 +5,9 @@ Like pytest's and ruff's caches it lives beside what it speeds up, holds a ``.gi
 ``.gpu-render-`` alone. It holds:
 
 * ``state.json``: the fleet key and, per cluster, its key, its unit summary, and the sha256,
-  size and mtime_ns of each of its files as written (git's index does the same to notice hand
-  edits without reading every file), plus the build's warnings;
+  size, mtime_ns, inode and ctime_ns of each of its files as written (git's index does the
+  same to notice hand edits without reading every file: a file whose stat is as recorded is
+  trusted unread, one whose stat moved is read and hashed again), plus the build's warnings;
 * ``chart.json``: the fleet's chart analysis (``helm.templates_for``), keyed by the fleet
   key, as tagged JSON (:func:`chart_dumps`).
 
@@ -56,8 +57,15 @@ DESTINATION_CODE = "gitops-destination"
 CACHE_DIR = _CACHE_DIR
 """``<out>/.gpu-render-cache/``: the writer treats it as internal (never listed, foreign or deleted)."""
 
-Stat = tuple[int, int]
-"""(size, mtime_ns) of a file on disk."""
+Stat = tuple[int, int, int, int]
+"""(size, mtime_ns, inode, ctime_ns) of a file on disk. A hand edit keeps the inode unless the
+editor replaces the file, but it moves ctime, which no user tool can set back: resetting the
+mtime after an edit of the same size is still noticed (see :func:`trusted`)."""
+
+
+def stat_of(st: Any) -> Stat:
+    """The :data:`Stat` of an ``os.stat_result``."""
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
 
 
 @dataclass(frozen=True)
@@ -66,8 +74,8 @@ class Entry:
 
     key: str
     summary: dict[str, Any]
-    files: dict[str, tuple[str, int, int]]
-    """path -> (sha256, size, mtime_ns) of each of the cluster's own files."""
+    files: dict[str, tuple[str, int, int, int, int]]
+    """path -> (sha256, size, mtime_ns, inode, ctime_ns) of each of the cluster's own files."""
     warnings: tuple[Problem, ...] = ()
     """The warnings the build found in the cluster's own folder."""
     destination: dict[str, Any] = field(default_factory=dict)
@@ -150,9 +158,9 @@ def loads(data: bytes) -> State | None:
                 return None
             files = {}
             for p, f in e["files"].items():
-                if not (isinstance(f, list) and len(f) == 3 and isinstance(f[0], str) and all(type(n) is int for n in f[1:])):
+                if not (isinstance(f, list) and len(f) == 5 and isinstance(f[0], str) and all(type(n) is int for n in f[1:])):
                     return None
-                files[str(p)] = (f[0], int(f[1]), int(f[2]))
+                files[str(p)] = (f[0], int(f[1]), int(f[2]), int(f[3]), int(f[4]))
             clusters[str(name)] = Entry(str(e["key"]), dict(e["summary"]), files, tuple(_problem(w) for w in e["warnings"]), _destination(e["destination"]))
         warnings = tuple(_problem(w) for w in body["warnings"])
         return State(str(body["fleet"]), clusters, warnings)
@@ -388,9 +396,19 @@ def candidates(state: State | None, inputs: Inputs) -> dict[str, Entry]:
     return out
 
 
+def trusted(recorded: tuple[str, int, int, int, int], now: Stat) -> bool:
+    """A kept file may be taken as written, unread: its size, mtime_ns, inode and ctime_ns
+    are all as recorded after the last build wrote it. Any one moved: read and hash it again.
+
+    The known limit: a change that keeps all four (a file system whose clock or inodes lie,
+    or someone who writes the block device) goes unnoticed until the file's inputs change;
+    ``build --check`` and ``build --no-cache`` read everything."""
+    return recorded[1:] == now
+
+
 def edited(entry: Entry, stats: dict[str, Stat | None]) -> list[str]:
-    """The cluster's files whose size or mtime differ from what was written (or that are gone)."""
-    return [path for path, (_, size, mtime) in entry.files.items() if stats.get(path) != (size, mtime)]
+    """The cluster's files whose stat differs from what was written (or that are gone)."""
+    return [path for path, f in entry.files.items() if stats.get(path) != f[1:]]
 
 
 def folder(values_path: str) -> str:

@@ -15,9 +15,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from renderer.model import Model
+
+if TYPE_CHECKING:
+    from renderer.memo import Memo
 
 Obj = dict[str, Any]
 
@@ -756,13 +759,17 @@ def side_from_models(
     clusters: Mapping[str, Model],
     patches: Mapping[str, Iterable[tuple[str, bytes]]] | None = None,
     fleet: str = "fleet",
+    memo: Memo | None = None,
 ) -> Side:
-    """Render every scope's objects directly from resolved models (the fast path for git refs)."""
+    """Render every scope's objects directly from resolved models (the fast path for git refs).
+
+    ``memo`` (one for both sides of a diff) renders each distinct component configuration
+    once; the diff only reads the objects, so sharing them is safe."""
     from renderer.render import objects
 
     models = {fleet: base, **clusters}
     raw = {name: dict(items) for name, items in (patches or {}).items()}
-    return Side(label, {name: scope_of(objects(m)) for name, m in models.items()}, dict(models), {}, raw)
+    return Side(label, {name: scope_of(objects(m, memo)) for name, m in models.items()}, dict(models), {}, raw)
 
 
 def _patch_docs(text: bytes) -> dict[Ident, Obj] | None:

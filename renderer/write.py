@@ -45,7 +45,6 @@ import os
 import shutil
 import signal
 import stat
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -74,15 +73,12 @@ class _Ops:
 
     def __init__(self) -> None:
         self.count = 0
-        self.lock = threading.Lock()
         raw = os.environ.get(KILL_ENV, "")
         self.kill_after = int(raw) if raw.strip().isdigit() else -1
 
     def tick(self) -> None:
-        with self.lock:  # the writer stages files from a few threads
-            self.count += 1
-            hit = self.count == self.kill_after
-        if hit:
+        self.count += 1
+        if self.count == self.kill_after:
             os.kill(os.getpid(), signal.SIGKILL)
 
     def check(self) -> None:
@@ -196,16 +192,26 @@ class _Plan:
     tree: _Tree
 
 
-def plan_changes(out: Path, files: dict[str, str], *, force: bool = False) -> list[Change]:
-    """What a write would do, per file; raises UserError for files gpu-render does not own."""
-    return _plan(out, files, force=force).changes
+def plan_changes(out: Path, files: dict[str, str], *, force: bool = False, kept: frozenset[str] = frozenset()) -> list[Change]:
+    """What a write would do, per file; raises UserError for files gpu-render does not own.
+
+    ``kept``: output files the caller vouches are on disk as this build would write them
+    (an incremental build trusts them by their stat, without reading): not in ``files``,
+    never read, written or deleted, reported unchanged."""
+    return _plan(out, files, force=force, kept=kept).changes
 
 
-def _plan(out: Path, files: dict[str, str], *, force: bool) -> _Plan:
+def _plan(out: Path, files: dict[str, str], *, force: bool, kept: frozenset[str] = frozenset()) -> _Plan:
     tree = _scan(out)
     guard = _Confinement(out, tree)
     for path in files:
         guard.check(path)
+    for path in kept:
+        guard.check(path)
+        if path in files or path == LOCK:
+            raise ValueError(f"{path}: both kept and written")
+        if path not in tree.files:
+            raise UserError(f"{out / path} was removed during the build", hint="run the build again")
     previous = previous_files(out)
     owned = set(previous) | {LOCK}
     on_disk = tree.files
@@ -239,7 +245,10 @@ def _plan(out: Path, files: dict[str, str], *, force: bool) -> _Plan:
         else:
             verb = "unchanged" if _same(f"{root}/{path}", files[path]) else "updated"
         changes.append(Change(path, verb))
-    for path in sorted((owned & on_disk) - set(files)):
+    if kept:  # one sort of the paths (comparing Change objects is slow on 6000 of them)
+        verbs = {c.path: c.verb for c in changes} | dict.fromkeys(kept, "unchanged")
+        changes = [Change(path, verbs[path]) for path in sorted(verbs)]
+    for path in sorted((owned & on_disk) - set(files) - kept):
         guard.check(path)
         changes.append(Change(path, "deleted"))
     return _Plan(changes, tree)
@@ -384,13 +393,14 @@ def _read_journal(path: Path) -> _Journal | None:
 # --- the transaction ------------------------------------------------------------------
 
 
-def write_tree(out: Path, files: dict[str, str], *, dry_run: bool = False, force: bool = False) -> list[Change]:
-    """Make ``out`` hold ``files`` (plus any user files): all of them or, if killed, none."""
+def write_tree(out: Path, files: dict[str, str], *, dry_run: bool = False, force: bool = False, kept: frozenset[str] = frozenset()) -> list[Change]:
+    """Make ``out`` hold ``files`` (plus any user files and the ``kept`` ones, see
+    :func:`plan_changes`): all of them or, if killed, none."""
     if dry_run:
         with open_output(out, create=False):
-            return plan_changes(out, files, force=force)
+            return plan_changes(out, files, force=force, kept=kept)
     with open_output(out, create=True):
-        plan = _plan(out, files, force=force)
+        plan = _plan(out, files, force=force, kept=kept)
         if all(c.verb == "unchanged" for c in plan.changes):
             return plan.changes
         try:
@@ -439,42 +449,21 @@ def _transaction(out: Path, files: dict[str, str], plan: _Plan) -> None:
 
 
 def _stage(root: str, writes: list[str], files: dict[str, str]) -> None:
-    """Write each new or changed file under ``root``, creating each folder once.
+    """Write each new or changed file under ``root``, creating each folder once (parents first).
 
-    Creating files is metadata work the kernel does while Python waits, so a few threads
-    overlap it (folders level by level, then the files)."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    From one thread: staging from four threads cost more than it overlapped on the 1000-cluster
+    fleet (docs/performance.md, "Writer threads")."""
     folders: set[str] = set()
     for rel in writes:
         folder = rel.rpartition("/")[0]
         while folder and folder not in folders:
             folders.add(folder)
             folder = folder.rpartition("/")[0]
-    levels: dict[int, list[str]] = {}
-    for folder in folders:
-        levels.setdefault(folder.count("/"), []).append(folder)
-
-    def make(folder: str) -> None:
+    for folder in sorted(folders, key=lambda f: f.count("/")):
         os.mkdir(f"{root}/{folder}")
-
-    def stage(rel: str) -> None:
+    for rel in writes:
         _write_file(f"{root}/{rel}", files[rel].encode("utf-8"))
         OPS.tick()
-
-    if len(writes) < 32:
-        for depth in sorted(levels):
-            for folder in levels[depth]:
-                make(folder)
-        for rel in writes:
-            stage(rel)
-        return
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        for depth in sorted(levels):
-            for _ in pool.map(make, sorted(levels[depth]), chunksize=32):
-                pass
-        for _ in pool.map(stage, writes, chunksize=32):
-            pass
 
 
 class _Folders:

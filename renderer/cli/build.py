@@ -57,7 +57,8 @@ def execute_build(opts: BuildOptions) -> int:
         stale = [c for c in changes if c.verb != "unchanged"]
         _report(stale, opts, check=True)
         return EXIT_PROBLEMS if stale else EXIT_OK
-    changes = write_tree(opts.out, files, dry_run=opts.dry_run, force=opts.force)
+    unread = built.reuse.unread if built.reuse is not None else frozenset()
+    changes = write_tree(opts.out, files, dry_run=opts.dry_run, force=opts.force, kept=unread)
     if opts.cache and not opts.dry_run:
         _save_cache(opts.out, inputs, built)
     _report(changes, opts)
@@ -89,8 +90,20 @@ def _build(inputs: Any, opts: BuildOptions, reuse: _Reuse | None) -> Any:
     if found and opts.fmt == "text" and not opts.quiet:
         print_problems(found)
     built = _render_with_progress(p, opts, kept, reuse.chart if reuse is not None else None)
-    self_check({path: built.files[path] for path in built.fresh})
+    self_check({path: built.files[path] for path in (_unchecked(opts.out, built) if kept else built.fresh)})
     return _Built(built.files, built.units, built.chart, tuple(found), reuse, destinations)
+
+
+def _unchecked(out: Path, built: Any) -> list[str]:
+    """The fresh files of an incremental build whose text is not the one the last build wrote
+    (by the old and new lock's hashes): the self-check parsed that text back then, and parsing
+    is a function of the text alone."""
+    from renderer.emit.lock import LOCK, parse
+    from renderer.write import previous_files
+
+    old = previous_files(out)
+    new = parse(built.files[LOCK]) if LOCK in built.files else {}
+    return [path for path in built.fresh if path == LOCK or path not in old or old[path] != new.get(path)]
 
 
 def _render_with_progress(p: Any, opts: BuildOptions, kept: dict[str, Any], chart: Any) -> Any:
@@ -115,10 +128,12 @@ class _Reuse:
     """The cache's state (``cache.State``)."""
     kept: dict[str, Any]
     """Clusters whose inputs did not change and whose files are as written: name -> ``ClusterUnit``."""
-    stats: dict[str, tuple[int, int]]
-    """(size, mtime_ns) of every kept file."""
+    stats: dict[str, tuple[int, int, int, int]]
+    """``cache.Stat`` of every kept file."""
     chart: Any
     """The fleet's chart analysis, or None."""
+    unread: frozenset[str] = frozenset()
+    """Kept files trusted by their stat, not read: in no unit's ``files``; the writer keeps them as they are."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +147,8 @@ class _Built:
 
 
 def _load_cache(out: Path, inputs: Any, opts: BuildOptions | None = None) -> _Reuse | None:
+    import os
+
     from renderer import cache
     from renderer.write import read_internal
 
@@ -147,12 +164,14 @@ def _load_cache(out: Path, inputs: Any, opts: BuildOptions | None = None) -> _Re
     data = read_internal(out, cache.CHART, cache.MAX_CACHE_BYTES)
     chart = cache.chart_loads(data, cache.fleet_key(inputs)) if data is not None else None
     kept: dict[str, Any] = {}
-    stats: dict[str, tuple[int, int]] = {}
+    stats: dict[str, tuple[int, int, int, int]] = {}
+    unread: set[str] = set()
+    root_s = os.fspath(out)
     for name, entry in cache.candidates(state, inputs).items():
-        unit = _read_unit(out, name, entry, stats)
+        unit = _read_unit(root_s, name, entry, stats, unread)
         if unit is not None:
             kept[name] = unit
-    return _Reuse(state, kept, stats, chart)
+    return _Reuse(state, kept, stats, chart, frozenset(unread))
 
 
 def _tracked_cache_files(out: Path) -> list[str]:
@@ -177,33 +196,46 @@ def _tracked_cache_files(out: Path) -> list[str]:
     return sorted(p.decode("utf-8", "replace") for p in proc.stdout.split(b"\0") if p)
 
 
-def _read_unit(out: Path, name: str, entry: Any, stats: dict[str, tuple[int, int]]) -> Any:
-    """The cluster's unit with its files read back, or None when any was edited, removed or replaced."""
+def _read_unit(out: str, name: str, entry: Any, stats: dict[str, tuple[int, int, int, int]], unread: set[str]) -> Any:
+    """The cluster's unit, or None when any of its files was edited, removed or replaced.
+
+    A file whose size, mtime, inode and ctime are as recorded is trusted unread (it goes in
+    ``unread``, not in the unit's files); one whose stat moved is read and hashed again and
+    kept if its hash is as recorded."""
     import hashlib
     import os
     import stat
 
+    from renderer import cache
     from renderer.emit import ClusterUnit
 
     files: dict[str, str] = {}
-    seen: dict[str, tuple[int, int]] = {}
-    for path, (sha, size, mtime) in entry.files.items():
-        target = out.joinpath(*path.split("/"))
+    seen: dict[str, tuple[int, int, int, int]] = {}
+    trusted: list[str] = []
+    for path, recorded in entry.files.items():
+        target = f"{out}/{path}"
         try:
             st = os.stat(target, follow_symlinks=False)
-            if not stat.S_ISREG(st.st_mode) or (st.st_size, st.st_mtime_ns) != (size, mtime):
+            if not stat.S_ISREG(st.st_mode) or st.st_size != recorded[1]:
                 return None
-            data = target.read_bytes()
+            now = cache.stat_of(st)
+            if cache.trusted(recorded, now):
+                trusted.append(path)
+                seen[path] = now
+                continue
+            with open(target, "rb") as handle:
+                data = handle.read()
         except OSError:
             return None
-        if hashlib.sha256(data).hexdigest() != sha:
+        if hashlib.sha256(data).hexdigest() != recorded[0]:
             return None
         try:
             files[path] = data.decode("utf-8")
         except UnicodeDecodeError:
             return None
-        seen[path] = (size, mtime)
+        seen[path] = now
     stats.update(seen)
+    unread.update(trusted)
     return ClusterUnit(name, files, entry.summary, {p: f[0] for p, f in entry.files.items()})
 
 
@@ -226,13 +258,11 @@ def _save_cache(out: Path, inputs: Any, built: _Built) -> None:
         for ci in inputs.clusters:
             unit = built.units[ci.name]
             files = {}
-            for path in sorted(unit.files):
-                if path in known:
-                    size, mtime = known[path]
-                else:
-                    st = os.stat(out.joinpath(*path.split("/")), follow_symlinks=False)
-                    size, mtime = st.st_size, st.st_mtime_ns
-                files[path] = (unit.hashes[path], size, mtime)
+            for path in sorted(unit.hashes):  # every file of the unit; ``files`` lacks the unread ones
+                now = known.get(path)
+                if now is None:
+                    now = cache.stat_of(os.stat(out.joinpath(*path.split("/")), follow_symlinks=False))
+                files[path] = (unit.hashes[path], *now)
             entries[ci.name] = cache.Entry(cache.cluster_key(fleet, ci), unit.summary, files, own.get(ci.name, ()), built.destinations[ci.name])
         write_internal(out, cache.STATE, cache.dumps(cache.State(fleet, entries, fleet_warnings)))
         with contextlib.suppress(FileNotFoundError):

@@ -20,6 +20,7 @@ from renderer.problems import UserError
 if TYPE_CHECKING:  # renderer.diff is imported when diff runs, not by every command's start-up
     from renderer.diff import Diff, Side
     from renderer.inputs import Inputs
+    from renderer.memo import Memo
 
 
 class DisruptionClass(click.Choice[str]):
@@ -95,7 +96,7 @@ def _plan(src: Source):  # type: ignore[no-untyped-def]
     return p
 
 
-def to_side(src: Source, as_tree: bool) -> Side:
+def to_side(src: Source, as_tree: bool, memo: Memo | None = None) -> Side:
     from renderer.diff import side_from_models, side_from_tree
     from renderer.render import render_plan
 
@@ -105,16 +106,20 @@ def to_side(src: Source, as_tree: bool) -> Side:
     if as_tree:
         return side_from_tree(src.label, render_plan(p))
     patches = {c.name: c.patches for c in src.inputs.clusters} if src.inputs is not None else {}
-    return side_from_models(src.label, p.base, p.clusters, patches)
+    return side_from_models(src.label, p.base, p.clusters, patches, memo=memo)
 
 
-def compute(opts: DiffOptions, cwd: Path) -> Diff:
+def compute(opts: DiffOptions, cwd: Path, *, memoise: bool = True) -> Diff:
+    """The diff of the two sides; both render through one component memo (``memoise``: a
+    test compares with and without), so a component configuration the sides share renders once."""
     from renderer.diff import diff_sides
+    from renderer.memo import Memo
 
     old = resolve_source(opts.base, opts, cwd, is_base=True)
     new = resolve_source(opts.head, opts, cwd, is_base=False)
     as_tree = old.tree is not None or new.tree is not None
-    return diff_sides(to_side(old, as_tree), to_side(new, as_tree))
+    memo = Memo() if memoise else None
+    return diff_sides(to_side(old, as_tree, memo), to_side(new, as_tree, memo))
 
 
 def want_color(isatty: bool, env: Mapping[str, str]) -> bool:
