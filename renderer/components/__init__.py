@@ -16,6 +16,8 @@ from renderer.components import (
     dcgm,
     dcgm_exporter,
     device_plugin,
+    dra_driver,
+    dra_validator,
     driver,
     gpu_feature_discovery,
     kata_sandbox_device_plugin,
@@ -60,6 +62,8 @@ COMPONENTS: tuple[Component, ...] = (
     Component("driver", "driver", driver.build, driver.enabled),
     Component("container-toolkit", "toolkit", container_toolkit.build),
     Component("operator-validator", "", operator_validator.build),
+    Component("dra-driver", "", dra_driver.build, dra_driver.enabled),  # on with a resourceAllocation: dra pool
+    Component("dra-validator", "", dra_validator.build, dra_validator.enabled),
     Component("device-plugin", "devicePlugin", device_plugin.build),
     Component("mps-control-daemon", "devicePlugin", mps_control_daemon.build),
     Component("dcgm", "dcgm", dcgm.build),

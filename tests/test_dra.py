@@ -1,0 +1,264 @@
+"""DRA per node pool: selectors prove one stack per node, validate-time gates, one CRD owner,
+and the dra-mixed golden case through the real helm and strict 1.34 schemas."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from renderer import yamlio
+from renderer.emit.helm import normalise, static_objects
+from renderer.inputs import Inputs, read_inputs
+from renderer.model import Model
+from renderer.pipeline import Plan, plan
+from renderer.render import objects, render
+from tests.conftest import run_tool, strict_validate
+from tests.golden import CASES
+
+CASE = CASES / "dra-mixed"
+ID = "feature.node.kubernetes.io/system-os_release.ID"
+VERSION = "feature.node.kubernetes.io/system-os_release.VERSION_ID"
+
+MIXED = """\
+cluster:
+  kubeVersion: "1.34"
+cdi:
+  enabled: true
+driver:
+  version: "580.95.05"
+nodePools:
+  - name: h100
+    os: {id: ubuntu, version: "22.04"}
+  - name: gb200
+    os: {id: ubuntu, version: "24.04"}
+    resourceAllocation: dra
+"""
+
+
+def _plan(text: str) -> Plan:
+    return plan(Inputs(textwrap.dedent(text).encode(), "values.yaml"))
+
+
+def _model(text: str = MIXED) -> Model:
+    p = _plan(text)
+    assert not p.errors, [e.format() for e in p.errors]
+    assert p.base is not None
+    return p.base
+
+
+def _errors(text: str) -> list[str]:
+    return [e.format() for e in _plan(text).errors]
+
+
+# --- node affinity, evaluated the way the scheduler does --------------------------------------
+
+
+def _expr_ok(expr: dict[str, Any], labels: dict[str, str]) -> bool:
+    value = labels.get(expr["key"])
+    op = expr["operator"]
+    if op == "In":
+        return value in expr["values"]
+    if op == "NotIn":
+        return value not in expr["values"]
+    if op == "Exists":
+        return value is not None
+    if op == "DoesNotExist":
+        return value is None
+    raise AssertionError(op)
+
+
+def schedulable(pod_spec: dict[str, Any], labels: dict[str, str]) -> bool:
+    if not all(labels.get(k) == v for k, v in (pod_spec.get("nodeSelector") or {}).items()):
+        return False
+    required = ((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    if not required:
+        return True
+    return any(all(_expr_ok(e, labels) for e in term.get("matchExpressions") or []) for term in required["nodeSelectorTerms"])
+
+
+def _daemonsets(model: Model) -> dict[str, dict[str, Any]]:
+    out = {}
+    for comp, items in objects(model).items():
+        for obj in items:
+            if obj["kind"] == "DaemonSet":
+                out[f"{comp}/{obj['metadata']['name']}"] = obj["spec"]["template"]["spec"]
+    return out
+
+
+DRA_STACK = ("dra-driver/", "dra-validator/")
+DP_STACK = ("device-plugin/", "gpu-feature-discovery/", "mig-manager/", "mps-control-daemon/", "operator-validator/")
+
+
+def _node(os_id: str, version: str, **extra: str) -> dict[str, str]:
+    return {"nvidia.com/gpu.present": "true", ID: os_id, VERSION: version, "nvidia.com/mps.capable": "true", **extra}
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        _node("ubuntu", "22.04"),
+        _node("ubuntu", "24.04"),
+        _node("rhel", "9.4"),
+        _node("ubuntu", "24.04", **{"nvidia.com/gpu.deploy.dra-driver": "true", "nvidia.com/gpu.deploy.device-plugin": "true"}),
+    ],
+)
+def test_no_node_is_selected_by_both_stacks(labels: dict[str, str]) -> None:
+    ds = _daemonsets(_model())
+    dra = [n for n, spec in ds.items() if n.startswith(DRA_STACK) and schedulable(spec, labels)]
+    dp = [n for n, spec in ds.items() if n.startswith(DP_STACK) and schedulable(spec, labels)]
+    assert not (dra and dp), (labels, dra, dp)
+    # the DRA pool gets the whole DRA stack, the device-plugin pool the whole device-plugin stack
+    if labels[VERSION] == "24.04":
+        assert len(dra) == 2 and not dp
+    elif labels[ID] == "ubuntu":
+        assert not dra and {n.split("/")[0] for n in dp} >= {"device-plugin", "gpu-feature-discovery", "operator-validator"}
+
+
+def test_exclusion_holds_for_several_dra_pools() -> None:
+    text = MIXED + """\
+  - name: rhel-dra
+    os: {id: rhel, version: "9.4"}
+    resourceAllocation: dra
+"""
+    ds = _daemonsets(_model(text))
+    for labels in (_node("ubuntu", "24.04"), _node("rhel", "9.4"), _node("ubuntu", "22.04"), _node("rhel", "9.6")):
+        dra = [n for n, spec in ds.items() if n.startswith(DRA_STACK) and schedulable(spec, labels)]
+        dp = [n for n, spec in ds.items() if n.startswith(DP_STACK) and schedulable(spec, labels)]
+        assert bool(dra) != bool(dp), (labels, dra, dp)
+
+
+def test_overlapping_pools_are_refused() -> None:
+    text = MIXED + """\
+  - name: gb200-copy
+    os: {id: ubuntu, version: "24.04"}
+"""
+    errors = _errors(text)
+    assert any("select the same nodes" in e and "/nodePools/2" in e for e in errors), errors
+
+
+def test_device_plugin_only_fleet_is_unchanged() -> None:
+    model = _model(MIXED.replace("    resourceAllocation: dra\n", ""))
+    assert "dra-driver" not in objects(model)
+    ds = _daemonsets(model)
+    assert not [n for n, spec in ds.items() if "system-os_release" in str(spec.get("affinity"))]
+
+
+# --- the CRD: exactly once, one owner ---------------------------------------------------------
+
+
+def _kinds(model: Model) -> list[tuple[str, str]]:
+    return [(o["kind"], o["metadata"]["name"]) for items in objects(model).values() for o in items]
+
+
+def test_compute_domain_crd_rendered_exactly_once() -> None:
+    kinds = _kinds(_model())
+    assert kinds.count(("CustomResourceDefinition", "computedomains.resource.nvidia.com")) == 1
+    assert kinds.count(("CustomResourceDefinition", "computedomaincliques.resource.nvidia.com")) == 1
+
+
+def test_external_crd_owner_renders_no_crd_but_the_controller() -> None:
+    kinds = _kinds(_model(MIXED + "draDriver:\n  computeDomains:\n    crd:\n      owner: external\n"))
+    assert not [k for k in kinds if k[0] == "CustomResourceDefinition" and "nvidia.com" in k[1]]
+    assert ("Deployment", "nvidia-dra-driver-controller") in kinds
+
+
+def test_crd_owner_conflict_is_refused() -> None:
+    errors = _errors(MIXED + "gpuCluster:\n  deployCR: true\n")
+    assert any(e.startswith("values.yaml:") and "/gpuCluster/deployCR" in e and "two owners" in e for e in errors), errors
+
+
+def test_compute_domains_off_renders_gpus_only() -> None:
+    model = _model(MIXED + "draDriver:\n  computeDomains:\n    enabled: false\n")
+    kinds = _kinds(model)
+    assert ("DeviceClass", "gpu.nvidia.com") in kinds and ("DeviceClass", "compute-domain-daemon.nvidia.com") not in kinds
+    assert not [k for k in kinds if k[0] in ("CustomResourceDefinition", "Deployment") and "nvidia" in k[1]]
+
+
+# --- version and runtime gates at validate time -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        (MIXED.replace('"1.34"', '"1.33"'), "values.yaml:2:16: /cluster/kubeVersion", "Kubernetes 1.34+"),
+        (MIXED.replace("580.95.05", "560.35.03"), "values.yaml:6:12: /driver/version", "565 or newer"),
+        (MIXED.replace("580.95.05", "570.124.06"), "values.yaml:6:12: /driver/version", "570.158.01"),
+        (MIXED.replace("    resourceAllocation: dra\n", "    resourceAllocation: dra\n    runtime: docker\n"), "/nodePools/1/runtime", "Docker"),
+        (MIXED.replace("    resourceAllocation: dra\n", "    resourceAllocation: dra\n    runtimeVersion: '1.6.28'\n"), "/nodePools/1/runtimeVersion", "1.7+"),
+        (MIXED.replace("  enabled: true\n", "  enabled: false\n", 1), "/cdi/enabled", "enable_cdi"),
+        (
+            MIXED.replace("    resourceAllocation: dra\n", "    resourceAllocation: dra\n    runtime: crio\n    runtimeVersion: '1.22.5'\n"),
+            "/nodePools/1/runtimeVersion",
+            "CRI-O 1.22.5",
+        ),
+    ],
+)
+def test_gates_are_refused_with_their_place(text: str, where: str, message: str) -> None:
+    errors = _errors(text)
+    assert any(where in e and message in e for e in errors), errors
+
+
+def test_compute_domains_off_allows_an_older_565_driver_and_containerd_2_without_cdi_key() -> None:
+    text = MIXED.replace("580.95.05", "565.57.01").replace("  enabled: true\n", "  enabled: false\n", 1)
+    text = text.replace("    resourceAllocation: dra\n", "    resourceAllocation: dra\n    runtimeVersion: '2.0.5'\n")
+    assert _errors(text + "draDriver:\n  computeDomains:\n    enabled: false\n") == []
+
+
+# --- the golden case through the real tools ---------------------------------------------------
+
+
+def _case_plan() -> Plan:
+    p = plan(read_inputs(CASE / "values.yaml", CASE / "overlays"))
+    assert not p.errors, [e.format() for e in p.errors]
+    return p
+
+
+def _builtin(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [o for o in objs if "." not in o["apiVersion"].split("/")[0] or o["apiVersion"].split("/")[0].endswith(".k8s.io")]
+
+
+def test_dra_mixed_passes_strict_schemas_for_1_34_and_1_35() -> None:
+    p = _case_plan()
+    for model in (p.base, *p.clusters.values()):
+        assert model is not None
+        objs = [o for items in objects(model).values() for o in items]
+        for version in ("1.34", "1.35"):
+            assert strict_validate(_builtin(objs), version) == []
+
+
+def test_compute_domain_crd_accepts_a_compute_domain() -> None:
+    import jsonschema
+
+    model = _model()
+    crd = next(o for items in objects(model).values() for o in items if o["metadata"]["name"] == "computedomains.resource.nvidia.com")
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    domain = {
+        "apiVersion": "resource.nvidia.com/v1beta1",
+        "kind": "ComputeDomain",
+        "metadata": {"name": "imex"},
+        "spec": {"numNodes": 2, "channel": {"resourceClaimTemplate": {"name": "imex-channel"}}},
+    }
+    jsonschema.validate(domain, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**domain, "spec": {"numNodes": 2}}, schema)
+
+
+@pytest.mark.realtools
+def test_helm_template_equals_static_render(helm: str, tmp_path: Path) -> None:
+    p = _case_plan()
+    for rel, text in render(read_inputs(CASE / "values.yaml", CASE / "overlays")).items():
+        target = tmp_path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    chart = tmp_path / "chart" / "gpu-stack"
+    got = [o for o in yamlio.load_all(run_tool([helm, "template", "gpu-stack", str(chart)])) if o]
+    assert p.base is not None
+    assert normalise(got) == normalise(static_objects(p.base))
+    for name, model in sorted(p.clusters.items()):
+        values = chart / f"values-{name}.yaml"
+        if values.is_file():
+            got = [o for o in yamlio.load_all(run_tool([helm, "template", "gpu-stack", str(chart), "-f", str(values)])) if o]
+            assert normalise(got) == normalise(static_objects(model)), name
