@@ -262,3 +262,58 @@ def test_helm_template_equals_static_render(helm: str, tmp_path: Path) -> None:
         if values.is_file():
             got = [o for o in yamlio.load_all(run_tool([helm, "template", "gpu-stack", str(chart), "-f", str(values)])) if o]
             assert normalise(got) == normalise(static_objects(model)), name
+
+
+# --- teardown, driver reloads, diff ----------------------------------------------------------
+
+
+def _wave(obj: dict[str, Any]) -> int:
+    return int(obj["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])
+
+
+def test_prune_order_is_claim_holders_then_kubelet_plugin_then_driver() -> None:
+    """Argo CD prunes higher waves first: the validator's claim, then the plugin, then the driver."""
+    objs = {(comp, o["kind"], o["metadata"]["name"]): o for comp, items in objects(_model()).items() for o in items}
+    plugin = _wave(objs[("dra-driver", "DaemonSet", "nvidia-dra-driver-kubelet-plugin")])
+    validator = _wave(objs[("dra-validator", "DaemonSet", "nvidia-dra-validator")])
+    claim = _wave(objs[("dra-validator", "ResourceClaimTemplate", "nvidia-dra-validator-gpu")])
+    driver = max(_wave(o) for (comp, kind, _), o in objs.items() if comp == "driver" and kind == "DaemonSet")
+    policy = _wave(objs[("dra-driver", "ValidatingAdmissionPolicy", "resourceslices-policy-nvidia-dra-driver")])
+    crd = _wave(objs[("dra-driver", "CustomResourceDefinition", "computedomains.resource.nvidia.com")])
+    assert validator > plugin > driver
+    assert claim > plugin
+    assert plugin > policy > crd
+
+
+def test_driver_manager_contract_for_dra() -> None:
+    """k8s-driver-manager (v0.12) pauses gpu.deploy.dra-* and waits for app=nvidia-dra-driver-kubelet-plugin."""
+    model = _model()
+    objs = objects(model)
+    plugin = next(o for o in objs["dra-driver"] if o["kind"] == "DaemonSet")
+    assert plugin["spec"]["template"]["metadata"]["labels"]["app"] == "nvidia-dra-driver-kubelet-plugin"
+    assert plugin["metadata"]["namespace"] == model.namespace
+    for name, label in (("dra-driver", "dra-driver"), ("dra-validator", "dra-validator")):
+        spec = next(o for o in objs[name] if o["kind"] == "DaemonSet")["spec"]["template"]["spec"]
+        paused = _node("ubuntu", "24.04", **{f"nvidia.com/gpu.deploy.{label}": "paused-for-driver-upgrade"})
+        assert not schedulable(spec, paused) and schedulable(spec, _node("ubuntu", "24.04"))
+    labeller = next(o for o in objs["node-labeller"] if o["kind"] == "DaemonSet")
+    env = {e["name"]: e.get("value") for e in labeller["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert {"dra-driver", "dra-validator"} <= set(env["CONTAINER_OPERANDS"].split())
+    role = next(o for o in objs["driver"] if o["kind"] == "ClusterRole")
+    assert {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get"]} in role["rules"]
+    ns = next(o for o in objs["namespace"] if o["kind"] == "Namespace")
+    assert ns["metadata"]["labels"]["resource.kubernetes.io/admin-access"] == "true"
+
+
+def _classes(before: str, after: str) -> tuple[str, ...]:
+    from renderer import diff
+
+    a, b = _model(before), _model(after)
+    return diff.diff_sides(diff.side_from_models("a", a, {}), diff.side_from_models("b", b, {})).classes()
+
+
+def test_diff_classes_for_dra_changes() -> None:
+    device_plugin_only = MIXED.replace("    resourceAllocation: dra\n", "")
+    assert "stack-switch" in _classes(device_plugin_only, MIXED)
+    assert "claim-pause" in _classes(MIXED, MIXED + "draDriver:\n  version: v0.5.1\n")
+    assert "stack-switch" not in _classes(MIXED, MIXED + "draDriver:\n  version: v0.5.1\n")

@@ -476,16 +476,29 @@ def admission_policy(model: Model) -> list[Obj]:
     return [policy, binding]
 
 
+PLUGIN_WAVE = "4"
+"""After the driver (3), before the operands (5) that hold claims: Argo CD prunes in reverse
+wave order, so claim holders go first, then the kubelet plugin that unprepares their claims,
+then the driver."""
+POLICY_WAVE = "1"
+"""The ResourceSlice policy is in force before the plugin writes a slice, and outlives it."""
+
+
+def _wave(obj: Obj, value: str) -> Obj:
+    obj["metadata"].setdefault("annotations", {})["argocd.argoproj.io/sync-wave"] = value
+    return obj
+
+
 def build(model: Model) -> list[Obj]:
     out: list[Obj] = []
     if d.compute_domains(model) and d.crd_owner(model) == "gpu-render":
         out += crds()
     out += rbac(model)
-    out += device_classes(model)
-    out.append(kubelet_plugin(model))
+    out += [_wave(o, POLICY_WAVE) for o in admission_policy(model)]
+    out += [_wave(o, PLUGIN_WAVE) for o in device_classes(model)]
+    out.append(_wave(kubelet_plugin(model), PLUGIN_WAVE))
     if d.compute_domains(model):
-        out.append(controller(model))
-    out += admission_policy(model)
+        out.append(_wave(controller(model), PLUGIN_WAVE))
     return out
 
 
