@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from renderer import yamlio
 from renderer.emit.helm import normalise, static_objects
@@ -93,7 +95,17 @@ DP_STACK = ("device-plugin/", "gpu-feature-discovery/", "mig-manager/", "mps-con
 
 
 def _node(os_id: str, version: str, **extra: str) -> dict[str, str]:
-    return {"nvidia.com/gpu.present": "true", ID: os_id, VERSION: version, "nvidia.com/mps.capable": "true", **extra}
+    """A GPU node's labels as NFD writes them (``VERSION_ID`` and its ``.major``/``.minor``)."""
+    major, _, minor = version.partition(".")
+    return {
+        "nvidia.com/gpu.present": "true",
+        ID: os_id,
+        VERSION: version,
+        f"{VERSION}.major": major,
+        f"{VERSION}.minor": minor,
+        "nvidia.com/mps.capable": "true",
+        **extra,
+    }
 
 
 @pytest.mark.parametrize(
@@ -317,3 +329,45 @@ def test_diff_classes_for_dra_changes() -> None:
     assert "stack-switch" in _classes(device_plugin_only, MIXED)
     assert "claim-pause" in _classes(MIXED, MIXED + "draDriver:\n  version: v0.5.1\n")
     assert "stack-switch" not in _classes(MIXED, MIXED + "draDriver:\n  version: v0.5.1\n")
+
+
+def test_mig_or_device_plugin_config_on_a_dra_pool_warns() -> None:
+    text = MIXED.replace("    resourceAllocation: dra\n", "    resourceAllocation: dra\n    mig: {config: all-1g.10gb}\n")
+    p = _plan(text)
+    assert not p.errors
+    assert any(w.code == "dra-ignored" and "/nodePools/1/mig" in w.pointer for w in p.warnings), [w.format() for w in p.warnings]
+
+
+@pytest.mark.parametrize("version", ["sha256:" + "a" * 64, "570", "latest", "v580.1"])
+def test_odd_driver_versions_never_crash(version: str) -> None:
+    p = _plan(MIXED.replace('"580.95.05"', f'"{version}"'))
+    assert all(e.file == "values.yaml" for e in p.errors)
+
+
+OSES = [("ubuntu", "22.04"), ("ubuntu", "24.04"), ("rhel", "9.4"), ("rhel", "9.6"), ("rocky", "9.4")]
+
+
+@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(range(len(OSES))), st.booleans()), min_size=1, max_size=4, unique_by=lambda t: t[0]))
+def test_property_one_stack_per_node(pools: list[tuple[int, bool]]) -> None:
+    """Any set of pools, any mix of stacks: every GPU node runs the operands of exactly one
+    stack, and that is its pool's (a node of no pool gets the device plugin)."""
+    lines = ["cluster:", '  kubeVersion: "1.35"', "cdi:", "  enabled: true", "nodePools:"]
+    for n, (index, dra) in enumerate(pools):
+        os_id, version = OSES[index]
+        lines += [f"  - name: p{n}", f"    os: {{id: {os_id}, version: '{version}'}}"]
+        if dra:
+            lines.append("    resourceAllocation: dra")
+    p = _plan("\n".join(lines) + "\n")
+    assume(not p.errors)  # pools that would share nodes are refused (pool-overlap)
+    assert p.base is not None
+    ds = _daemonsets(p.base)
+    chosen = {OSES[index]: dra for index, dra in pools}
+    for os_id, version in OSES:
+        labels = _node(os_id, version)
+        dra = [n for n, spec in ds.items() if n.startswith(DRA_STACK) and schedulable(spec, labels)]
+        dp = [n for n, spec in ds.items() if n.startswith(DP_STACK) and schedulable(spec, labels)]
+        assert bool(dra) != bool(dp), (labels, dra, dp)
+        pool = next((k for k in chosen if k == (os_id, version)), None)
+        if pool is not None:
+            assert bool(dra) == chosen[pool]

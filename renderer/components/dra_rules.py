@@ -129,6 +129,18 @@ def _pool(located: Located, values: dict[str, Any], index: int, pool: dict[str, 
                     Severity.WARNING,
                 )
             )
+    for key, what in (("mig", "the MIG manager"), ("devicePluginConfig", "the device plugin")):
+        if pool.get(key):
+            out.append(
+                _problem(
+                    located,
+                    (f"{own}/{key}", f"{own}/resourceAllocation"),
+                    f"node pool {name!r}: {key} has no effect on a dra pool ({what} does not run there)",
+                    "remove it, or keep the pool on device-plugin",
+                    "dra-ignored",
+                    Severity.WARNING,
+                )
+            )
     runtime = str(pool.get("runtime") or values["cluster"].get("containerRuntime") or "containerd")
     rt_text = str(pool.get("runtimeVersion") or "")
     rt = _version(rt_text) if rt_text else None
