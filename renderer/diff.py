@@ -57,6 +57,7 @@ COMPONENT_CLASSES: dict[str, str] = {
     "kata-sandbox-device-plugin": "scheduling-pause",
     "dcgm": "metrics-gap",
     "dcgm-exporter": "metrics-gap",
+    "dcgm-exporter-dra": "metrics-gap",
     "node-status-exporter": "metrics-gap",
     "nfd": "node-label-churn",
     "node-labeller": "node-label-churn",

@@ -263,6 +263,17 @@ GRANTS: dict[str, Grant] = {
         ),
         "publishes its node's ResourceSlices, prepares claims; the controller runs ComputeDomain daemons",
     ),
+    "dcgm-exporter-dra": Grant(
+        {
+            "privileged-container": "reads GPU profiling counters through DCGM",
+            "added-capabilities": "SYS_ADMIN is needed by DCGM to read profiling metrics",
+            "host-path": "kubelet pod-resources socket (maps DRA devices to pods) and the validation markers",
+            "writable-host-mount": "connects to the kubelet pod-resources socket",
+            "host-network": "reaches a DCGM host engine listening on the node's localhost",
+        },
+        rules("core configmaps get,list", "core pods get,list,watch", "resource.k8s.io resourceslices get,list,watch"),
+        "attributes DRA-claimed GPUs to pods: a pod informer and a ResourceSlice informer (device names to GPU UUIDs)",
+    ),
     "dra-validator": Grant(
         {
             "privileged-container": "runs the driver and toolkit validations against the host driver",

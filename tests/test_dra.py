@@ -90,8 +90,8 @@ def _daemonsets(model: Model) -> dict[str, dict[str, Any]]:
     return out
 
 
-DRA_STACK = ("dra-driver/", "dra-validator/")
-DP_STACK = ("device-plugin/", "gpu-feature-discovery/", "mig-manager/", "mps-control-daemon/", "operator-validator/")
+DRA_STACK = ("dra-driver/", "dra-validator/", "dcgm-exporter-dra/")
+DP_STACK = ("device-plugin/", "gpu-feature-discovery/", "mig-manager/", "mps-control-daemon/", "operator-validator/", "dcgm-exporter/")
 
 
 def _node(os_id: str, version: str, **extra: str) -> dict[str, str]:
@@ -124,7 +124,7 @@ def test_no_node_is_selected_by_both_stacks(labels: dict[str, str]) -> None:
     assert not (dra and dp), (labels, dra, dp)
     # the DRA pool gets the whole DRA stack, the device-plugin pool the whole device-plugin stack
     if labels[VERSION] == "24.04":
-        assert len(dra) == 2 and not dp
+        assert len(dra) == 3 and not dp
     elif labels[ID] == "ubuntu":
         assert not dra and {n.split("/")[0] for n in dp} >= {"device-plugin", "gpu-feature-discovery", "operator-validator"}
 
@@ -288,11 +288,13 @@ def test_prune_order_is_claim_holders_then_kubelet_plugin_then_driver() -> None:
     objs = {(comp, o["kind"], o["metadata"]["name"]): o for comp, items in objects(_model()).items() for o in items}
     plugin = _wave(objs[("dra-driver", "DaemonSet", "nvidia-dra-driver-kubelet-plugin")])
     validator = _wave(objs[("dra-validator", "DaemonSet", "nvidia-dra-validator")])
+    exporter = _wave(objs[("dcgm-exporter-dra", "DaemonSet", "nvidia-dcgm-exporter-dra")])
     claim = _wave(objs[("dra-validator", "ResourceClaimTemplate", "nvidia-dra-validator-gpu")])
     driver = max(_wave(o) for (comp, kind, _), o in objs.items() if comp == "driver" and kind == "DaemonSet")
     policy = _wave(objs[("dra-driver", "ValidatingAdmissionPolicy", "resourceslices-policy-nvidia-dra-driver")])
     crd = _wave(objs[("dra-driver", "CustomResourceDefinition", "computedomains.resource.nvidia.com")])
     assert validator > plugin > driver
+    assert exporter > plugin
     assert claim > plugin
     assert plugin > policy > crd
 
@@ -304,13 +306,13 @@ def test_driver_manager_contract_for_dra() -> None:
     plugin = next(o for o in objs["dra-driver"] if o["kind"] == "DaemonSet")
     assert plugin["spec"]["template"]["metadata"]["labels"]["app"] == "nvidia-dra-driver-kubelet-plugin"
     assert plugin["metadata"]["namespace"] == model.namespace
-    for name, label in (("dra-driver", "dra-driver"), ("dra-validator", "dra-validator")):
+    for name, label in (("dra-driver", "dra-driver"), ("dra-validator", "dra-validator"), ("dcgm-exporter-dra", "dcgm-exporter-dra")):
         spec = next(o for o in objs[name] if o["kind"] == "DaemonSet")["spec"]["template"]["spec"]
         paused = _node("ubuntu", "24.04", **{f"nvidia.com/gpu.deploy.{label}": "paused-for-driver-upgrade"})
         assert not schedulable(spec, paused) and schedulable(spec, _node("ubuntu", "24.04"))
     labeller = next(o for o in objs["node-labeller"] if o["kind"] == "DaemonSet")
     env = {e["name"]: e.get("value") for e in labeller["spec"]["template"]["spec"]["containers"][0]["env"]}
-    assert {"dra-driver", "dra-validator"} <= set(env["CONTAINER_OPERANDS"].split())
+    assert {"dra-driver", "dra-validator", "dcgm-exporter-dra"} <= set(env["CONTAINER_OPERANDS"].split())
     role = next(o for o in objs["driver"] if o["kind"] == "ClusterRole")
     assert {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get"]} in role["rules"]
     ns = next(o for o in objs["namespace"] if o["kind"] == "Namespace")
@@ -371,3 +373,14 @@ def test_property_one_stack_per_node(pools: list[tuple[int, bool]]) -> None:
         pool = next((k for k in chosen if k == (os_id, version)), None)
         if pool is not None:
             assert bool(dra) == chosen[pool]
+
+
+def test_dra_exporter_takes_all_gpus_with_admin_access() -> None:
+    objs = objects(_model())["dcgm-exporter-dra"]
+    rct = next(o for o in objs if o["kind"] == "ResourceClaimTemplate")
+    assert rct["spec"]["spec"]["devices"]["requests"][0]["exactly"] == {"deviceClassName": "gpu.nvidia.com", "allocationMode": "All", "adminAccess": True}
+    pod = next(o for o in objs if o["kind"] == "DaemonSet")["spec"]["template"]["spec"]
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert env["KUBERNETES_ENABLE_DRA"] == "true" and "NVIDIA_VISIBLE_DEVICES" not in env
+    assert "runtimeClassName" not in pod
+    assert pod["containers"][0]["resources"]["claims"] == [{"name": "admin-gpus"}]

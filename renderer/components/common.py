@@ -16,8 +16,9 @@ Obj = dict[str, Any]
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-render"}
 VALIDATIONS_DIR = "/run/nvidia/validations"
 PAUSED = "paused-for-driver-upgrade"
-DEVICE_PLUGIN_OPERANDS = frozenset({"device-plugin", "gpu-feature-discovery", "mig-manager", "operator-validator"})
-"""Operands kept off ``resourceAllocation: dra`` pools (see :mod:`renderer.components.dra_common`)."""
+DEVICE_PLUGIN_OPERANDS = frozenset({"device-plugin", "gpu-feature-discovery", "mig-manager", "operator-validator", "dcgm-exporter"})
+"""Operands kept off ``resourceAllocation: dra`` pools, where DRA operands stand in for them
+(see :mod:`renderer.components.dra_common`)."""
 
 # Shell lines an entrypoint starts with when it needs the driver: wait for the validator's
 # driver-ready marker, then take over what it found (driver root, host or container driver).

@@ -26,14 +26,16 @@ from renderer.model import Model, Pool
 DEVICE_PLUGIN_OPERANDS = c.DEVICE_PLUGIN_OPERANDS
 """Operands that advertise or partition GPUs for the device plugin (the MPS control daemon
 uses the device plugin's label); the operator validator's ``plugin-validation`` waits for
-``nvidia.com/gpu`` and the DRA validator replaces it on ``dra`` pools."""
+``nvidia.com/gpu`` and the DRA validator replaces it on ``dra`` pools; the DCGM exporter's
+DRA flavour takes its GPUs through an admin-access claim there."""
 
 MAX_TERMS = 64
 """More node-selector terms than this for the exclusion is refused (``dra-selector-size``)."""
 
 DRIVER_LABEL = "dra-driver"
 VALIDATOR_LABEL = "dra-validator"
-DEPLOY_LABELS = (DRIVER_LABEL, VALIDATOR_LABEL)
+EXPORTER_LABEL = "dcgm-exporter-dra"
+DEPLOY_LABELS = (DRIVER_LABEL, VALIDATOR_LABEL, EXPORTER_LABEL)
 """``nvidia.com/gpu.deploy.<label>`` of the DRA operands: seeded write-once by the node
 labeller, paused by k8s-driver-manager (v0.12) on a driver reload, kubelet plugin last."""
 
