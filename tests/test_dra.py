@@ -384,3 +384,17 @@ def test_dra_exporter_takes_all_gpus_with_admin_access() -> None:
     assert env["KUBERNETES_ENABLE_DRA"] == "true" and "NVIDIA_VISIBLE_DEVICES" not in env
     assert "runtimeClassName" not in pod
     assert pod["containers"][0]["resources"]["claims"] == [{"name": "admin-gpus"}]
+
+
+def test_appproject_whitelists_the_dra_kinds() -> None:
+    files = render(read_inputs(CASE / "values.yaml", CASE / "overlays"))
+    project = yamlio.load(files["argocd/appproject.yaml"])
+    cluster = {(k["group"], k["kind"]) for k in project["spec"]["clusterResourceWhitelist"]}
+    namespaced = {(k["group"], k["kind"]) for k in project["spec"]["namespaceResourceWhitelist"]}
+    assert {
+        ("resource.k8s.io", "DeviceClass"),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    } <= cluster
+    assert {("resource.k8s.io", "ResourceClaimTemplate"), ("apps", "Deployment")} <= namespaced
