@@ -190,6 +190,9 @@ def pool_rules(located: Located, defaulted: dict[str, Any] | None = None) -> lis
             resolved.append((index, str(pool["name"]), driverimage.pool_selector(values, pool)))
     problems += _overlaps(located, resolved)
     problems += _vgpu_manager_image(located, values)
+    from renderer.components import dra_rules  # resourceAllocation: dra
+
+    problems += dra_rules.rules(located, values)
     return problems
 
 

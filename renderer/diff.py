@@ -32,7 +32,9 @@ CLASSES: dict[str, str] = {
     "driver-reload": "driver pods are replaced (rolled by the DaemonSet controller, or under OnDelete when you delete them) and reload the kernel modules; GPU workloads on those nodes are evicted or drained per driver.upgradePolicy",
     "runtime-restart": "the container toolkit reconfigures and restarts containerd/CRI-O on those GPU nodes",
     "gpu-reset": "MIG configuration or strategy changes: GPUs are repartitioned/reset and the GPU resources nodes advertise change",
+    "stack-switch": "a node pool changes resourceAllocation: its GPUs move between the device plugin (nvidia.com/gpu) and DRA ResourceClaims; drain GPU workloads from those nodes first",
     "scheduling-pause": "device plugin pods restart: no new GPU pods are scheduled on those nodes until it re-registers",
+    "claim-pause": "DRA kubelet plugin or ComputeDomain controller pods restart: no new ResourceClaims are prepared on those nodes until the plugin re-registers",
     "metrics-gap": "DCGM / DCGM exporter pods restart: GPU metrics have a gap",
     "node-label-churn": "NFD/GFD rules or workers change: node labels are recomputed and selectors may flip",
     "pod-restart": "operand pods restart; running GPU workloads are not touched",
@@ -52,11 +54,13 @@ COMPONENT_CLASSES: dict[str, str] = {
     "vgpu-device-manager": "gpu-reset",
     "cc-manager": "gpu-reset",
     "device-plugin": "scheduling-pause",
+    "dra-driver": "claim-pause",
     "mps-control-daemon": "scheduling-pause",
     "sandbox-device-plugin": "scheduling-pause",
     "kata-sandbox-device-plugin": "scheduling-pause",
     "dcgm": "metrics-gap",
     "dcgm-exporter": "metrics-gap",
+    "dcgm-exporter-dra": "metrics-gap",
     "node-status-exporter": "metrics-gap",
     "nfd": "node-label-churn",
     "node-labeller": "node-label-churn",
@@ -70,6 +74,7 @@ NAME_HINTS: tuple[tuple[str, str], ...] = (
     ("nvidia-driver-daemonset", "driver"),
     ("nvidia-container-toolkit", "container-toolkit"),
     ("nvidia-device-plugin", "device-plugin"),
+    ("nvidia-dra-driver", "dra-driver"),
     ("nvidia-mig-manager", "mig-manager"),
     ("nvidia-vfio-manager", "vfio-manager"),
     ("nvidia-vgpu-device-manager", "vgpu-device-manager"),
@@ -117,6 +122,7 @@ POLICY_CLASSES: dict[str, tuple[str, str]] = {
     "vgpuDeviceManager": ("gpu-reset", "vgpuDeviceManager"),
     "ccManager": ("gpu-reset", "ccManager"),
     "devicePlugin": ("scheduling-pause", "devicePlugin"),
+    "draDriver": ("claim-pause", ""),
     "sandboxDevicePlugin": ("scheduling-pause", "sandboxDevicePlugin"),
     "kataSandboxDevicePlugin": ("scheduling-pause", "kataSandboxDevicePlugin"),
     "dcgm": ("metrics-gap", "dcgm"),
@@ -132,8 +138,10 @@ POLICY_CLASSES: dict[str, tuple[str, str]] = {
 
 POOL_FIELD_CLASSES: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (re.compile(r"^(driver|kernel|os)$"), "driver-reload", "driver"),
+    (re.compile(r"^runtimeVersion$"), "none", ""),  # a statement about the nodes, rendered nowhere
     (re.compile(r"(?i)runtime"), "runtime-restart", "toolkit"),
     (re.compile(r"(?i)mig"), "gpu-reset", ""),
+    (re.compile(r"^resourceAllocation$"), "stack-switch", ""),
     (re.compile(r"(?i)deviceplugin"), "scheduling-pause", "devicePlugin"),
 )
 """Field of a ``nodePools`` entry -> (class, gating values key)."""

@@ -133,6 +133,8 @@ def _set(data: Any, parts: list[str], value: Any) -> None:
 
 
 def _changed(value: Any, node: dict[str, Any]) -> Any:
+    if value is None and "default" in node:  # an unset pool field probes away from its default
+        value = node["default"]
     enum = node.get("enum")
     if enum:
         others = [v for v in enum if v != value]
@@ -201,6 +203,8 @@ def _everything_on(baseline: dict[str, Any]) -> dict[str, Any]:
             out.setdefault(key, {})["enabled"] = True
     out["dcgm"] = {**out.get("dcgm", {}), "enabled": True}
     out["sandboxWorkloads"] = {**out.get("sandboxWorkloads", {}), "enabled": True}
+    # and a DRA pool, so the draDriver keys show what they change
+    out["nodePools"] = [*out.get("nodePools", []), {"name": "dra", "os": {"id": "ubuntu", "version": "24.04"}, "resourceAllocation": "dra"}]
     return out
 
 

@@ -32,6 +32,11 @@ class Pool:
     driver_type: str = "gpu"
     """``gpu``, ``vgpu`` (guest driver) or ``vgpu-host-manager`` (image is the vGPU manager's)."""
 
+    @property
+    def resource_allocation(self) -> str:
+        """``device-plugin`` (default) or ``dra``: which stack hands the pool's GPUs to pods."""
+        return str(self.values.get("resourceAllocation") or "device-plugin")
+
 
 @dataclass(frozen=True)
 class Model:
@@ -52,6 +57,11 @@ class Model:
     @property
     def release(self) -> str:
         return str(self.values["cluster"]["operatorRelease"])
+
+    @property
+    def dra_pools(self) -> tuple[Pool, ...]:
+        """The pools whose GPUs the NVIDIA DRA driver allocates (``resourceAllocation: dra``)."""
+        return tuple(p for p in self.pools if p.resource_allocation == "dra")
 
     def section(self, key: str) -> dict[str, Any]:
         value = self.values.get(key) or {}

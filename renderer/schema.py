@@ -412,8 +412,7 @@ def _type_name(value: object) -> str:
 OPERATOR_ONLY: dict[str, str] = {
     "/operator": "gpu-render deploys no operator controller; its Deployment settings have no effect",
     "/clusterPolicy": "no ClusterPolicy is rendered; objects are rendered directly",
-    "/gpuCluster": "the experimental GPUCluster/DRA stack is not rendered by gpu-render",
-    "/draDriver": "the DRA driver belongs to the GPUCluster stack, which gpu-render does not render",
+    "/gpuCluster": "no GPUCluster CR is rendered; set nodePools[].resourceAllocation: dra for the DRA stack",
     "/platform": "set cluster.capabilities.openshift instead",
     "/psp": "PodSecurityPolicy was removed in Kubernetes 1.25; use psa.enabled",
     "/kataManager": "the kata manager state is permanently disabled in the operator",

@@ -241,6 +241,46 @@ GRANTS: dict[str, Grant] = {
         rules("core nodes get") | _OPENSHIFT,
         "reads its node's workload-type label",
     ),
+    # DRA (renderer/components/dra_*.py); why each verb: docs/security.md "DRA driver RBAC".
+    "dra-driver": Grant(
+        {
+            "privileged-container": "the kubelet plugins enumerate GPUs, write CDI specs, create MPS and IMEX channels; driver-validation checks the host driver",
+            "host-path": "kubelet plugins and plugins_registry folders, CDI specs, driver root, validation markers, host / (read-only)",
+            "writable-host-mount": "creates its DRA sockets in the kubelet folders, writes CDI specs and the driver-ready marker",
+        },
+        rules(
+            "resource.k8s.io resourceclaims get,list,watch",
+            "resource.k8s.io resourceslices get,list,watch,create,update,delete",
+            "resource.k8s.io resourceclaimtemplates get,list,watch,create,update,delete",
+            "core nodes get,list,watch,update,patch",
+            "core pods get,list,watch,patch",
+            "apps deployments get,list,watch,create,delete",
+            "apps daemonsets get,list,watch,create,update,delete",
+            "coordination.k8s.io leases get,create,update",
+            "resource.nvidia.com computedomains get,list,watch,update",
+            "resource.nvidia.com computedomains/status update",
+            "resource.nvidia.com computedomaincliques get,list,watch,create,update",
+        ),
+        "publishes its node's ResourceSlices, prepares claims; the controller runs ComputeDomain daemons",
+    ),
+    "dcgm-exporter-dra": Grant(
+        {
+            "privileged-container": "reads GPU profiling counters through DCGM",
+            "added-capabilities": "SYS_ADMIN is needed by DCGM to read profiling metrics",
+            "host-path": "kubelet pod-resources socket (maps DRA devices to pods) and the validation markers",
+            "writable-host-mount": "connects to the kubelet pod-resources socket",
+            "host-network": "reaches a DCGM host engine listening on the node's localhost",
+        },
+        rules("core configmaps get,list", "core pods get,list,watch", "resource.k8s.io resourceslices get,list,watch"),
+        "attributes DRA-claimed GPUs to pods: a pod informer and a ResourceSlice informer (device names to GPU UUIDs)",
+    ),
+    "dra-validator": Grant(
+        {
+            "privileged-container": "runs the driver and toolkit validations against the host driver",
+            "host-path": _MARKERS,
+            "writable-host-mount": "writes the driver-ready and toolkit-ready markers other operands wait for",
+        },
+    ),
     "cc-manager": Grant(
         {
             "privileged-container": "switches the GPUs' confidential-computing mode",

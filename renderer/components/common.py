@@ -16,6 +16,9 @@ Obj = dict[str, Any]
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-render"}
 VALIDATIONS_DIR = "/run/nvidia/validations"
 PAUSED = "paused-for-driver-upgrade"
+DEVICE_PLUGIN_OPERANDS = frozenset({"device-plugin", "gpu-feature-discovery", "mig-manager", "operator-validator", "dcgm-exporter"})
+"""Operands kept off ``resourceAllocation: dra`` pools, where DRA operands stand in for them
+(see :mod:`renderer.components.dra_common`)."""
 
 # Shell lines an entrypoint starts with when it needs the driver: wait for the validator's
 # driver-ready marker, then take over what it found (driver root, host or container driver).
@@ -355,6 +358,10 @@ def daemonset(
     spec = clone(pod_spec)  # JSON data: clone is several times faster than deepcopy
     apply_host_root(spec, model)
     spec.setdefault("affinity", deploy_affinity(operand))
+    if operand in DEVICE_PLUGIN_OPERANDS and model.dra_pools:
+        from renderer.components import dra_common  # imports this module
+
+        spec["affinity"] = dra_common.exclude_dra_pools(spec["affinity"], model)  # never on a DRA pool
     if common.get("priorityClassName"):
         spec["priorityClassName"] = common["priorityClassName"]
     spec["tolerations"] = copy.deepcopy(common.get("tolerations") or [])

@@ -462,6 +462,8 @@ def rbac(model: Model) -> list[Obj]:
                 c.rule([""], ["pods"], ["get", "list", "watch", "delete"]),
                 c.rule([""], ["pods/eviction"], ["create"]),
                 c.rule(["apps"], ["daemonsets"], ["get", "list"]),
+                # with DRA, k8s-driver-manager checks that no pod still holds a GPU claim
+                *([c.rule(["resource.k8s.io"], ["resourceclaims"], ["get"])] if model.dra_pools else []),
             ],
         ),
         c.cluster_role_binding(NAME, model),

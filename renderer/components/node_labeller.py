@@ -61,7 +61,10 @@ def _sandbox_device_plugin(model: Model) -> str:
 
 def workload_operands(model: Model) -> dict[str, tuple[str, ...]]:
     """Operands labelled ``true`` per workload type, as the operator's node labelling does."""
-    out: dict[str, tuple[str, ...]] = {"container": CONTAINER_OPERANDS}
+    container: tuple[str, ...] = CONTAINER_OPERANDS
+    if model.dra_pools:  # their DaemonSets also select the dra pools, so true is safe on every node
+        container += ("dra-driver", "dra-validator", "dcgm-exporter-dra")
+    out: dict[str, tuple[str, ...]] = {"container": container}
     if model.enabled("sandboxWorkloads"):
         dp = _sandbox_device_plugin(model)
         out["vm-passthrough"] = (dp, "sandbox-validator", "vfio-manager", "cc-manager")
