@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = '6e6146d9ff8f375d19baee114c1b3f777fbcf72fda1171b6acf9076e30d0eca7'
+SCHEMA_SHA256 = '9fa1ed397e84a2432382b0693b14ff2e684f75160de087cbcf62724bfbc53c7c'
 VERSION = "2.22.3"
 from decimal import Decimal
 import re
@@ -15,15 +15,18 @@ REGEX_PATTERNS = {
     '^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$': re.compile('^[a-z0-9]([-.a-z0-9]*[a-z0-9])?\\Z'),
     '^[a-z][a-z0-9._-]*$': re.compile('^[a-z][a-z0-9._-]*\\Z'),
     '^[A-Za-z0-9][A-Za-z0-9._-]*$': re.compile('^[A-Za-z0-9][A-Za-z0-9._-]*\\Z'),
+    '^v?[0-9]+(\\.[0-9]+){0,2}([-+].*)?$': re.compile('^v?[0-9]+(\\.[0-9]+){0,2}([-+].*)?\\Z'),
     '^/': re.compile('^/'),
     '^[-._a-zA-Z0-9]+$': re.compile('^[-._a-zA-Z0-9]+\\Z'),
     '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$': re.compile('^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\\Z'),
     '^(Replace|Force|ServerSideApply)=': re.compile('^(Replace|Force|ServerSideApply)='),
     '^[A-Za-z]+=[A-Za-z0-9-]+$': re.compile('^[A-Za-z]+=[A-Za-z0-9-]+\\Z'),
+    '^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\\.ya?ml$': re.compile('^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\\.ya?ml\\Z'),
+    '\\S': re.compile('\\S'),
     '^[0-9]+%$': re.compile('^[0-9]+%\\Z'),
     '^[0-9a-fA-F]{2,4}$': re.compile('^[0-9a-fA-F]{2,4}\\Z'),
     '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$': re.compile('^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+\\Z'),
-    '^[+-]?[0-9.]+([eE][+-]?[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$': re.compile('^[+-]?[0-9.]+([eE][+-]?[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?\\Z'),
+    '^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]{1,2}|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$': re.compile('^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]{1,2}|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?\\Z'),
     '^[0-9]+%?$': re.compile('^[0-9]+%?\\Z')
 }
 
@@ -180,6 +183,21 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].runtime".format(**locals()) + " must be string")
                             if not (isinstance(data__nodePools_item__runtime, str) and data__nodePools_item__runtime == 'containerd' or isinstance(data__nodePools_item__runtime, str) and data__nodePools_item__runtime == 'crio' or isinstance(data__nodePools_item__runtime, str) and data__nodePools_item__runtime == 'docker'):
                                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].runtime".format(**locals()) + " must be one of ['containerd', 'crio', 'docker']")
+                        if "runtimeVersion" in data__nodePools_item_keys:
+                            data__nodePools_item_keys.remove("runtimeVersion")
+                            data__nodePools_item__runtimeVersion = data__nodePools_item["runtimeVersion"]
+                            if not isinstance(data__nodePools_item__runtimeVersion, (str)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].runtimeVersion".format(**locals()) + " must be string")
+                            if isinstance(data__nodePools_item__runtimeVersion, str):
+                                if not REGEX_PATTERNS['^v?[0-9]+(\\.[0-9]+){0,2}([-+].*)?$'].search(data__nodePools_item__runtimeVersion):
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].runtimeVersion".format(**locals()) + " must match pattern ^v?[0-9]+(\\.[0-9]+){0,2}([-+].*)?$")
+                        if "resourceAllocation" in data__nodePools_item_keys:
+                            data__nodePools_item_keys.remove("resourceAllocation")
+                            data__nodePools_item__resourceAllocation = data__nodePools_item["resourceAllocation"]
+                            if not isinstance(data__nodePools_item__resourceAllocation, (str)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].resourceAllocation".format(**locals()) + " must be string")
+                            if not (isinstance(data__nodePools_item__resourceAllocation, str) and data__nodePools_item__resourceAllocation == 'device-plugin' or isinstance(data__nodePools_item__resourceAllocation, str) and data__nodePools_item__resourceAllocation == 'dra'):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].resourceAllocation".format(**locals()) + " must be one of ['device-plugin', 'dra']")
                         if "runtimeConfig" in data__nodePools_item_keys:
                             data__nodePools_item_keys.remove("runtimeConfig")
                             data__nodePools_item__runtimeConfig = data__nodePools_item["runtimeConfig"]
@@ -288,6 +306,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__nodePools_item__driver__startupProbe__initialDelaySeconds, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__startupProbe__initialDelaySeconds, bool):
                                                 if data__nodePools_item__driver__startupProbe__initialDelaySeconds < 0:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.startupProbe.initialDelaySeconds".format(**locals()) + " must be bigger than or equal to 0")
+                                                if data__nodePools_item__driver__startupProbe__initialDelaySeconds > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.startupProbe.initialDelaySeconds".format(**locals()) + " must be smaller than or equal to 2147483647")
                                         if "periodSeconds" in data__nodePools_item__driver__startupProbe_keys:
                                             data__nodePools_item__driver__startupProbe_keys.remove("periodSeconds")
                                             data__nodePools_item__driver__startupProbe__periodSeconds = data__nodePools_item__driver__startupProbe["periodSeconds"]
@@ -296,6 +316,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__nodePools_item__driver__startupProbe__periodSeconds, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__startupProbe__periodSeconds, bool):
                                                 if data__nodePools_item__driver__startupProbe__periodSeconds < 1:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.startupProbe.periodSeconds".format(**locals()) + " must be bigger than or equal to 1")
+                                                if data__nodePools_item__driver__startupProbe__periodSeconds > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.startupProbe.periodSeconds".format(**locals()) + " must be smaller than or equal to 2147483647")
                                         if "timeoutSeconds" in data__nodePools_item__driver__startupProbe_keys:
                                             data__nodePools_item__driver__startupProbe_keys.remove("timeoutSeconds")
                                             data__nodePools_item__driver__startupProbe__timeoutSeconds = data__nodePools_item__driver__startupProbe["timeoutSeconds"]
@@ -304,6 +326,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__nodePools_item__driver__startupProbe__timeoutSeconds, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__startupProbe__timeoutSeconds, bool):
                                                 if data__nodePools_item__driver__startupProbe__timeoutSeconds < 1:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.startupProbe.timeoutSeconds".format(**locals()) + " must be bigger than or equal to 1")
+                                                if data__nodePools_item__driver__startupProbe__timeoutSeconds > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.startupProbe.timeoutSeconds".format(**locals()) + " must be smaller than or equal to 2147483647")
                                         if "failureThreshold" in data__nodePools_item__driver__startupProbe_keys:
                                             data__nodePools_item__driver__startupProbe_keys.remove("failureThreshold")
                                             data__nodePools_item__driver__startupProbe__failureThreshold = data__nodePools_item__driver__startupProbe["failureThreshold"]
@@ -312,6 +336,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__nodePools_item__driver__startupProbe__failureThreshold, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__startupProbe__failureThreshold, bool):
                                                 if data__nodePools_item__driver__startupProbe__failureThreshold < 1:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.startupProbe.failureThreshold".format(**locals()) + " must be bigger than or equal to 1")
+                                                if data__nodePools_item__driver__startupProbe__failureThreshold > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.startupProbe.failureThreshold".format(**locals()) + " must be smaller than or equal to 2147483647")
                                         if "successThreshold" in data__nodePools_item__driver__startupProbe_keys:
                                             data__nodePools_item__driver__startupProbe_keys.remove("successThreshold")
                                             data__nodePools_item__driver__startupProbe__successThreshold = data__nodePools_item__driver__startupProbe["successThreshold"]
@@ -320,6 +346,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__nodePools_item__driver__startupProbe__successThreshold, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__startupProbe__successThreshold, bool):
                                                 if data__nodePools_item__driver__startupProbe__successThreshold < 1:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.startupProbe.successThreshold".format(**locals()) + " must be bigger than or equal to 1")
+                                                if data__nodePools_item__driver__startupProbe__successThreshold > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.startupProbe.successThreshold".format(**locals()) + " must be smaller than or equal to 2147483647")
                                         if data__nodePools_item__driver__startupProbe_keys:
                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.startupProbe".format(**locals()) + " must not contain "+str(data__nodePools_item__driver__startupProbe_keys)+" properties")
                                 if "livenessProbe" in data__nodePools_item__driver_keys:
@@ -338,6 +366,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__nodePools_item__driver__livenessProbe__initialDelaySeconds, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__livenessProbe__initialDelaySeconds, bool):
                                                 if data__nodePools_item__driver__livenessProbe__initialDelaySeconds < 0:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.livenessProbe.initialDelaySeconds".format(**locals()) + " must be bigger than or equal to 0")
+                                                if data__nodePools_item__driver__livenessProbe__initialDelaySeconds > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.livenessProbe.initialDelaySeconds".format(**locals()) + " must be smaller than or equal to 2147483647")
                                         if "periodSeconds" in data__nodePools_item__driver__livenessProbe_keys:
                                             data__nodePools_item__driver__livenessProbe_keys.remove("periodSeconds")
                                             data__nodePools_item__driver__livenessProbe__periodSeconds = data__nodePools_item__driver__livenessProbe["periodSeconds"]
@@ -346,6 +376,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__nodePools_item__driver__livenessProbe__periodSeconds, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__livenessProbe__periodSeconds, bool):
                                                 if data__nodePools_item__driver__livenessProbe__periodSeconds < 1:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.livenessProbe.periodSeconds".format(**locals()) + " must be bigger than or equal to 1")
+                                                if data__nodePools_item__driver__livenessProbe__periodSeconds > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.livenessProbe.periodSeconds".format(**locals()) + " must be smaller than or equal to 2147483647")
                                         if "timeoutSeconds" in data__nodePools_item__driver__livenessProbe_keys:
                                             data__nodePools_item__driver__livenessProbe_keys.remove("timeoutSeconds")
                                             data__nodePools_item__driver__livenessProbe__timeoutSeconds = data__nodePools_item__driver__livenessProbe["timeoutSeconds"]
@@ -354,6 +386,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__nodePools_item__driver__livenessProbe__timeoutSeconds, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__livenessProbe__timeoutSeconds, bool):
                                                 if data__nodePools_item__driver__livenessProbe__timeoutSeconds < 1:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.livenessProbe.timeoutSeconds".format(**locals()) + " must be bigger than or equal to 1")
+                                                if data__nodePools_item__driver__livenessProbe__timeoutSeconds > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.livenessProbe.timeoutSeconds".format(**locals()) + " must be smaller than or equal to 2147483647")
                                         if "failureThreshold" in data__nodePools_item__driver__livenessProbe_keys:
                                             data__nodePools_item__driver__livenessProbe_keys.remove("failureThreshold")
                                             data__nodePools_item__driver__livenessProbe__failureThreshold = data__nodePools_item__driver__livenessProbe["failureThreshold"]
@@ -362,6 +396,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__nodePools_item__driver__livenessProbe__failureThreshold, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__livenessProbe__failureThreshold, bool):
                                                 if data__nodePools_item__driver__livenessProbe__failureThreshold < 1:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.livenessProbe.failureThreshold".format(**locals()) + " must be bigger than or equal to 1")
+                                                if data__nodePools_item__driver__livenessProbe__failureThreshold > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.livenessProbe.failureThreshold".format(**locals()) + " must be smaller than or equal to 2147483647")
                                         if "successThreshold" in data__nodePools_item__driver__livenessProbe_keys:
                                             data__nodePools_item__driver__livenessProbe_keys.remove("successThreshold")
                                             data__nodePools_item__driver__livenessProbe__successThreshold = data__nodePools_item__driver__livenessProbe["successThreshold"]
@@ -370,6 +406,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__nodePools_item__driver__livenessProbe__successThreshold, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__livenessProbe__successThreshold, bool):
                                                 if data__nodePools_item__driver__livenessProbe__successThreshold < 1:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.livenessProbe.successThreshold".format(**locals()) + " must be bigger than or equal to 1")
+                                                if data__nodePools_item__driver__livenessProbe__successThreshold > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.livenessProbe.successThreshold".format(**locals()) + " must be smaller than or equal to 2147483647")
                                         if data__nodePools_item__driver__livenessProbe_keys:
                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.livenessProbe".format(**locals()) + " must not contain "+str(data__nodePools_item__driver__livenessProbe_keys)+" properties")
                                 if "readinessProbe" in data__nodePools_item__driver_keys:
@@ -388,6 +426,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__nodePools_item__driver__readinessProbe__initialDelaySeconds, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__readinessProbe__initialDelaySeconds, bool):
                                                 if data__nodePools_item__driver__readinessProbe__initialDelaySeconds < 0:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.readinessProbe.initialDelaySeconds".format(**locals()) + " must be bigger than or equal to 0")
+                                                if data__nodePools_item__driver__readinessProbe__initialDelaySeconds > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.readinessProbe.initialDelaySeconds".format(**locals()) + " must be smaller than or equal to 2147483647")
                                         if "periodSeconds" in data__nodePools_item__driver__readinessProbe_keys:
                                             data__nodePools_item__driver__readinessProbe_keys.remove("periodSeconds")
                                             data__nodePools_item__driver__readinessProbe__periodSeconds = data__nodePools_item__driver__readinessProbe["periodSeconds"]
@@ -396,6 +436,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__nodePools_item__driver__readinessProbe__periodSeconds, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__readinessProbe__periodSeconds, bool):
                                                 if data__nodePools_item__driver__readinessProbe__periodSeconds < 1:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.readinessProbe.periodSeconds".format(**locals()) + " must be bigger than or equal to 1")
+                                                if data__nodePools_item__driver__readinessProbe__periodSeconds > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.readinessProbe.periodSeconds".format(**locals()) + " must be smaller than or equal to 2147483647")
                                         if "timeoutSeconds" in data__nodePools_item__driver__readinessProbe_keys:
                                             data__nodePools_item__driver__readinessProbe_keys.remove("timeoutSeconds")
                                             data__nodePools_item__driver__readinessProbe__timeoutSeconds = data__nodePools_item__driver__readinessProbe["timeoutSeconds"]
@@ -404,6 +446,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__nodePools_item__driver__readinessProbe__timeoutSeconds, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__readinessProbe__timeoutSeconds, bool):
                                                 if data__nodePools_item__driver__readinessProbe__timeoutSeconds < 1:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.readinessProbe.timeoutSeconds".format(**locals()) + " must be bigger than or equal to 1")
+                                                if data__nodePools_item__driver__readinessProbe__timeoutSeconds > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.readinessProbe.timeoutSeconds".format(**locals()) + " must be smaller than or equal to 2147483647")
                                         if "failureThreshold" in data__nodePools_item__driver__readinessProbe_keys:
                                             data__nodePools_item__driver__readinessProbe_keys.remove("failureThreshold")
                                             data__nodePools_item__driver__readinessProbe__failureThreshold = data__nodePools_item__driver__readinessProbe["failureThreshold"]
@@ -412,6 +456,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__nodePools_item__driver__readinessProbe__failureThreshold, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__readinessProbe__failureThreshold, bool):
                                                 if data__nodePools_item__driver__readinessProbe__failureThreshold < 1:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.readinessProbe.failureThreshold".format(**locals()) + " must be bigger than or equal to 1")
+                                                if data__nodePools_item__driver__readinessProbe__failureThreshold > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.readinessProbe.failureThreshold".format(**locals()) + " must be smaller than or equal to 2147483647")
                                         if "successThreshold" in data__nodePools_item__driver__readinessProbe_keys:
                                             data__nodePools_item__driver__readinessProbe_keys.remove("successThreshold")
                                             data__nodePools_item__driver__readinessProbe__successThreshold = data__nodePools_item__driver__readinessProbe["successThreshold"]
@@ -420,6 +466,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__nodePools_item__driver__readinessProbe__successThreshold, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__readinessProbe__successThreshold, bool):
                                                 if data__nodePools_item__driver__readinessProbe__successThreshold < 1:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.readinessProbe.successThreshold".format(**locals()) + " must be bigger than or equal to 1")
+                                                if data__nodePools_item__driver__readinessProbe__successThreshold > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.readinessProbe.successThreshold".format(**locals()) + " must be smaller than or equal to 2147483647")
                                         if data__nodePools_item__driver__readinessProbe_keys:
                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.readinessProbe".format(**locals()) + " must not contain "+str(data__nodePools_item__driver__readinessProbe_keys)+" properties")
                                 if "rdma" in data__nodePools_item__driver_keys:
@@ -463,6 +511,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__nodePools_item__driver__upgradePolicy__maxParallelUpgrades, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__upgradePolicy__maxParallelUpgrades, bool):
                                                 if data__nodePools_item__driver__upgradePolicy__maxParallelUpgrades < 0:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.upgradePolicy.maxParallelUpgrades".format(**locals()) + " must be bigger than or equal to 0")
+                                                if data__nodePools_item__driver__upgradePolicy__maxParallelUpgrades > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.upgradePolicy.maxParallelUpgrades".format(**locals()) + " must be smaller than or equal to 2147483647")
                                         if "maxUnavailable" in data__nodePools_item__driver__upgradePolicy_keys:
                                             data__nodePools_item__driver__upgradePolicy_keys.remove("maxUnavailable")
                                             data__nodePools_item__driver__upgradePolicy__maxUnavailable = data__nodePools_item__driver__upgradePolicy["maxUnavailable"]
@@ -483,6 +533,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                                     if isinstance(data__nodePools_item__driver__upgradePolicy__waitForCompletion__timeoutSeconds, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__upgradePolicy__waitForCompletion__timeoutSeconds, bool):
                                                         if data__nodePools_item__driver__upgradePolicy__waitForCompletion__timeoutSeconds < 0:
                                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.upgradePolicy.waitForCompletion.timeoutSeconds".format(**locals()) + " must be bigger than or equal to 0")
+                                                        if data__nodePools_item__driver__upgradePolicy__waitForCompletion__timeoutSeconds > 2147483647:
+                                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.upgradePolicy.waitForCompletion.timeoutSeconds".format(**locals()) + " must be smaller than or equal to 2147483647")
                                                 if "podSelector" in data__nodePools_item__driver__upgradePolicy__waitForCompletion_keys:
                                                     data__nodePools_item__driver__upgradePolicy__waitForCompletion_keys.remove("podSelector")
                                                     data__nodePools_item__driver__upgradePolicy__waitForCompletion__podSelector = data__nodePools_item__driver__upgradePolicy__waitForCompletion["podSelector"]
@@ -511,6 +563,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                                     if isinstance(data__nodePools_item__driver__upgradePolicy__gpuPodDeletion__timeoutSeconds, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__upgradePolicy__gpuPodDeletion__timeoutSeconds, bool):
                                                         if data__nodePools_item__driver__upgradePolicy__gpuPodDeletion__timeoutSeconds < 0:
                                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.upgradePolicy.gpuPodDeletion.timeoutSeconds".format(**locals()) + " must be bigger than or equal to 0")
+                                                        if data__nodePools_item__driver__upgradePolicy__gpuPodDeletion__timeoutSeconds > 2147483647:
+                                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.upgradePolicy.gpuPodDeletion.timeoutSeconds".format(**locals()) + " must be smaller than or equal to 2147483647")
                                                 if "deleteEmptyDir" in data__nodePools_item__driver__upgradePolicy__gpuPodDeletion_keys:
                                                     data__nodePools_item__driver__upgradePolicy__gpuPodDeletion_keys.remove("deleteEmptyDir")
                                                     data__nodePools_item__driver__upgradePolicy__gpuPodDeletion__deleteEmptyDir = data__nodePools_item__driver__upgradePolicy__gpuPodDeletion["deleteEmptyDir"]
@@ -539,6 +593,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                                     if isinstance(data__nodePools_item__driver__upgradePolicy__podDeletion__timeoutSeconds, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__upgradePolicy__podDeletion__timeoutSeconds, bool):
                                                         if data__nodePools_item__driver__upgradePolicy__podDeletion__timeoutSeconds < 0:
                                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.upgradePolicy.podDeletion.timeoutSeconds".format(**locals()) + " must be bigger than or equal to 0")
+                                                        if data__nodePools_item__driver__upgradePolicy__podDeletion__timeoutSeconds > 2147483647:
+                                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.upgradePolicy.podDeletion.timeoutSeconds".format(**locals()) + " must be smaller than or equal to 2147483647")
                                                 if "deleteEmptyDir" in data__nodePools_item__driver__upgradePolicy__podDeletion_keys:
                                                     data__nodePools_item__driver__upgradePolicy__podDeletion_keys.remove("deleteEmptyDir")
                                                     data__nodePools_item__driver__upgradePolicy__podDeletion__deleteEmptyDir = data__nodePools_item__driver__upgradePolicy__podDeletion["deleteEmptyDir"]
@@ -577,6 +633,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                                     if isinstance(data__nodePools_item__driver__upgradePolicy__drain__timeoutSeconds, (int, float, Decimal)) and not isinstance(data__nodePools_item__driver__upgradePolicy__drain__timeoutSeconds, bool):
                                                         if data__nodePools_item__driver__upgradePolicy__drain__timeoutSeconds < 0:
                                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.upgradePolicy.drain.timeoutSeconds".format(**locals()) + " must be bigger than or equal to 0")
+                                                        if data__nodePools_item__driver__upgradePolicy__drain__timeoutSeconds > 2147483647:
+                                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.upgradePolicy.drain.timeoutSeconds".format(**locals()) + " must be smaller than or equal to 2147483647")
                                                 if "deleteEmptyDir" in data__nodePools_item__driver__upgradePolicy__drain_keys:
                                                     data__nodePools_item__driver__upgradePolicy__drain_keys.remove("deleteEmptyDir")
                                                     data__nodePools_item__driver__upgradePolicy__drain__deleteEmptyDir = data__nodePools_item__driver__upgradePolicy__drain["deleteEmptyDir"]
@@ -1178,6 +1236,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                     if isinstance(data__gitops__syncPolicy__retry__limit, (int, float, Decimal)) and not isinstance(data__gitops__syncPolicy__retry__limit, bool):
                                         if data__gitops__syncPolicy__retry__limit < 0:
                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.syncPolicy.retry.limit must be bigger than or equal to 0")
+                                        if data__gitops__syncPolicy__retry__limit > 2147483647:
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.syncPolicy.retry.limit must be smaller than or equal to 2147483647")
                                 if "backoff" in data__gitops__syncPolicy__retry_keys:
                                     data__gitops__syncPolicy__retry_keys.remove("backoff")
                                     data__gitops__syncPolicy__retry__backoff = data__gitops__syncPolicy__retry["backoff"]
@@ -1199,6 +1259,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             if isinstance(data__gitops__syncPolicy__retry__backoff__factor, (int, float, Decimal)) and not isinstance(data__gitops__syncPolicy__retry__backoff__factor, bool):
                                                 if data__gitops__syncPolicy__retry__backoff__factor < 1:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.syncPolicy.retry.backoff.factor must be bigger than or equal to 1")
+                                                if data__gitops__syncPolicy__retry__backoff__factor > 2147483647:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.syncPolicy.retry.backoff.factor must be smaller than or equal to 2147483647")
                                         if "maxDuration" in data__gitops__syncPolicy__retry__backoff_keys:
                                             data__gitops__syncPolicy__retry__backoff_keys.remove("maxDuration")
                                             data__gitops__syncPolicy__retry__backoff__maxDuration = data__gitops__syncPolicy__retry__backoff["maxDuration"]
@@ -1210,6 +1272,71 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.syncPolicy.retry must not contain "+str(data__gitops__syncPolicy__retry_keys)+" properties")
                         if data__gitops__syncPolicy_keys:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.syncPolicy must not contain "+str(data__gitops__syncPolicy_keys)+" properties")
+                if "userPatches" in data__gitops_keys:
+                    data__gitops_keys.remove("userPatches")
+                    data__gitops__userPatches = data__gitops["userPatches"]
+                    if not isinstance(data__gitops__userPatches, (dict)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches must be object")
+                    data__gitops__userPatches_is_dict = isinstance(data__gitops__userPatches, dict)
+                    if data__gitops__userPatches_is_dict:
+                        data__gitops__userPatches_keys = set(data__gitops__userPatches.keys())
+                        if "allow" in data__gitops__userPatches_keys:
+                            data__gitops__userPatches_keys.remove("allow")
+                            data__gitops__userPatches__allow = data__gitops__userPatches["allow"]
+                            if not isinstance(data__gitops__userPatches__allow, (list, tuple)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow must be array")
+                            data__gitops__userPatches__allow_is_list = isinstance(data__gitops__userPatches__allow, (list, tuple))
+                            if data__gitops__userPatches__allow_is_list:
+                                data__gitops__userPatches__allow_len = len(data__gitops__userPatches__allow)
+                                for data__gitops__userPatches__allow_x, data__gitops__userPatches__allow_item in enumerate(data__gitops__userPatches__allow):
+                                    if not isinstance(data__gitops__userPatches__allow_item, (dict)):
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}]".format(**locals()) + " must be object")
+                                    data__gitops__userPatches__allow_item_is_dict = isinstance(data__gitops__userPatches__allow_item, dict)
+                                    if data__gitops__userPatches__allow_item_is_dict:
+                                        data__gitops__userPatches__allow_item__missing_keys = set(['file', 'checks', 'reason']) - data__gitops__userPatches__allow_item.keys()
+                                        if data__gitops__userPatches__allow_item__missing_keys:
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}]".format(**locals()) + " must contain ")
+                                        data__gitops__userPatches__allow_item_keys = set(data__gitops__userPatches__allow_item.keys())
+                                        if "file" in data__gitops__userPatches__allow_item_keys:
+                                            data__gitops__userPatches__allow_item_keys.remove("file")
+                                            data__gitops__userPatches__allow_item__file = data__gitops__userPatches__allow_item["file"]
+                                            if not isinstance(data__gitops__userPatches__allow_item__file, (str)):
+                                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}].file".format(**locals()) + " must be string")
+                                            if isinstance(data__gitops__userPatches__allow_item__file, str):
+                                                if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\\.ya?ml$'].search(data__gitops__userPatches__allow_item__file):
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}].file".format(**locals()) + " must match pattern ^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\\.ya?ml$")
+                                        if "checks" in data__gitops__userPatches__allow_item_keys:
+                                            data__gitops__userPatches__allow_item_keys.remove("checks")
+                                            data__gitops__userPatches__allow_item__checks = data__gitops__userPatches__allow_item["checks"]
+                                            if not isinstance(data__gitops__userPatches__allow_item__checks, (list, tuple)):
+                                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}].checks".format(**locals()) + " must be array")
+                                            data__gitops__userPatches__allow_item__checks_is_list = isinstance(data__gitops__userPatches__allow_item__checks, (list, tuple))
+                                            if data__gitops__userPatches__allow_item__checks_is_list:
+                                                data__gitops__userPatches__allow_item__checks_len = len(data__gitops__userPatches__allow_item__checks)
+                                                if data__gitops__userPatches__allow_item__checks_len < 1:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}].checks".format(**locals()) + " must contain at least 1 items")
+                                                for data__gitops__userPatches__allow_item__checks_x, data__gitops__userPatches__allow_item__checks_item in enumerate(data__gitops__userPatches__allow_item__checks):
+                                                    if not isinstance(data__gitops__userPatches__allow_item__checks_item, (str)):
+                                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}].checks[{data__gitops__userPatches__allow_item__checks_x}]".format(**locals()) + " must be string")
+                                                    if not (isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'access-to-secrets' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'added-capabilities' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'env-var-secret' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'host-ipc' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'host-network' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'host-path' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'host-pid' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'host-port' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'latest-tag' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'patch-delete' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'privilege-escalation' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'privileged-container' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'rbac-change' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'rbac-escalation' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'service-account' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'service-account-token' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'wildcard-rbac' or isinstance(data__gitops__userPatches__allow_item__checks_item, str) and data__gitops__userPatches__allow_item__checks_item == 'writable-host-mount'):
+                                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}].checks[{data__gitops__userPatches__allow_item__checks_x}]".format(**locals()) + " must be one of ['access-to-secrets', 'added-capabilities', 'env-var-secret', 'host-ipc', 'host-network', 'host-path', 'host-pid', 'host-port', 'latest-tag', 'patch-delete', 'privilege-escalation', 'privileged-container', 'rbac-change', 'rbac-escalation', 'service-account', 'service-account-token', 'wildcard-rbac', 'writable-host-mount']")
+                                        if "reason" in data__gitops__userPatches__allow_item_keys:
+                                            data__gitops__userPatches__allow_item_keys.remove("reason")
+                                            data__gitops__userPatches__allow_item__reason = data__gitops__userPatches__allow_item["reason"]
+                                            if not isinstance(data__gitops__userPatches__allow_item__reason, (str)):
+                                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}].reason".format(**locals()) + " must be string")
+                                            if isinstance(data__gitops__userPatches__allow_item__reason, str):
+                                                data__gitops__userPatches__allow_item__reason_len = len(data__gitops__userPatches__allow_item__reason)
+                                                if data__gitops__userPatches__allow_item__reason_len < 1:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}].reason".format(**locals()) + " must be longer than or equal to 1 characters")
+                                                if data__gitops__userPatches__allow_item__reason_len > 500:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}].reason".format(**locals()) + " must be shorter than or equal to 500 characters")
+                                                if not REGEX_PATTERNS['\\S'].search(data__gitops__userPatches__allow_item__reason):
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}].reason".format(**locals()) + " must match pattern \\S")
+                                        if data__gitops__userPatches__allow_item_keys:
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}]".format(**locals()) + " must not contain "+str(data__gitops__userPatches__allow_item_keys)+" properties")
+                        if data__gitops__userPatches_keys:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches must not contain "+str(data__gitops__userPatches_keys)+" properties")
                 if "rollingSync" in data__gitops_keys:
                     data__gitops_keys.remove("rollingSync")
                     data__gitops__rollingSync = data__gitops["rollingSync"]
@@ -1264,6 +1391,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                                     if isinstance(data__gitops__rollingSync__steps_item__maxUpdate, (int, float, Decimal)) and not isinstance(data__gitops__rollingSync__steps_item__maxUpdate, bool):
                                                         if data__gitops__rollingSync__steps_item__maxUpdate < 0:
                                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.rollingSync.steps[{data__gitops__rollingSync__steps_x}].maxUpdate".format(**locals()) + " must be bigger than or equal to 0")
+                                                        if data__gitops__rollingSync__steps_item__maxUpdate > 2147483647:
+                                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.rollingSync.steps[{data__gitops__rollingSync__steps_x}].maxUpdate".format(**locals()) + " must be smaller than or equal to 2147483647")
                                                     data__gitops__rollingSync__steps_item__maxUpdate_any_of_count1 += 1
                                                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
                                             if not data__gitops__rollingSync__steps_item__maxUpdate_any_of_count1:
@@ -2091,6 +2220,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if isinstance(data__driver__startupProbe__initialDelaySeconds, (int, float, Decimal)) and not isinstance(data__driver__startupProbe__initialDelaySeconds, bool):
                                 if data__driver__startupProbe__initialDelaySeconds < 0:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.startupProbe.initialDelaySeconds must be bigger than or equal to 0")
+                                if data__driver__startupProbe__initialDelaySeconds > 2147483647:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.startupProbe.initialDelaySeconds must be smaller than or equal to 2147483647")
                         if "periodSeconds" in data__driver__startupProbe_keys:
                             data__driver__startupProbe_keys.remove("periodSeconds")
                             data__driver__startupProbe__periodSeconds = data__driver__startupProbe["periodSeconds"]
@@ -2099,6 +2230,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if isinstance(data__driver__startupProbe__periodSeconds, (int, float, Decimal)) and not isinstance(data__driver__startupProbe__periodSeconds, bool):
                                 if data__driver__startupProbe__periodSeconds < 1:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.startupProbe.periodSeconds must be bigger than or equal to 1")
+                                if data__driver__startupProbe__periodSeconds > 2147483647:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.startupProbe.periodSeconds must be smaller than or equal to 2147483647")
                         if "timeoutSeconds" in data__driver__startupProbe_keys:
                             data__driver__startupProbe_keys.remove("timeoutSeconds")
                             data__driver__startupProbe__timeoutSeconds = data__driver__startupProbe["timeoutSeconds"]
@@ -2107,6 +2240,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if isinstance(data__driver__startupProbe__timeoutSeconds, (int, float, Decimal)) and not isinstance(data__driver__startupProbe__timeoutSeconds, bool):
                                 if data__driver__startupProbe__timeoutSeconds < 1:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.startupProbe.timeoutSeconds must be bigger than or equal to 1")
+                                if data__driver__startupProbe__timeoutSeconds > 2147483647:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.startupProbe.timeoutSeconds must be smaller than or equal to 2147483647")
                         if "failureThreshold" in data__driver__startupProbe_keys:
                             data__driver__startupProbe_keys.remove("failureThreshold")
                             data__driver__startupProbe__failureThreshold = data__driver__startupProbe["failureThreshold"]
@@ -2115,6 +2250,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if isinstance(data__driver__startupProbe__failureThreshold, (int, float, Decimal)) and not isinstance(data__driver__startupProbe__failureThreshold, bool):
                                 if data__driver__startupProbe__failureThreshold < 1:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.startupProbe.failureThreshold must be bigger than or equal to 1")
+                                if data__driver__startupProbe__failureThreshold > 2147483647:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.startupProbe.failureThreshold must be smaller than or equal to 2147483647")
                         if "successThreshold" in data__driver__startupProbe_keys:
                             data__driver__startupProbe_keys.remove("successThreshold")
                             data__driver__startupProbe__successThreshold = data__driver__startupProbe["successThreshold"]
@@ -2123,6 +2260,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if isinstance(data__driver__startupProbe__successThreshold, (int, float, Decimal)) and not isinstance(data__driver__startupProbe__successThreshold, bool):
                                 if data__driver__startupProbe__successThreshold < 1:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.startupProbe.successThreshold must be bigger than or equal to 1")
+                                if data__driver__startupProbe__successThreshold > 2147483647:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.startupProbe.successThreshold must be smaller than or equal to 2147483647")
                         if data__driver__startupProbe_keys:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.startupProbe must not contain "+str(data__driver__startupProbe_keys)+" properties")
                 if "livenessProbe" in data__driver_keys:
@@ -2141,6 +2280,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if isinstance(data__driver__livenessProbe__initialDelaySeconds, (int, float, Decimal)) and not isinstance(data__driver__livenessProbe__initialDelaySeconds, bool):
                                 if data__driver__livenessProbe__initialDelaySeconds < 0:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.livenessProbe.initialDelaySeconds must be bigger than or equal to 0")
+                                if data__driver__livenessProbe__initialDelaySeconds > 2147483647:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.livenessProbe.initialDelaySeconds must be smaller than or equal to 2147483647")
                         if "periodSeconds" in data__driver__livenessProbe_keys:
                             data__driver__livenessProbe_keys.remove("periodSeconds")
                             data__driver__livenessProbe__periodSeconds = data__driver__livenessProbe["periodSeconds"]
@@ -2149,6 +2290,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if isinstance(data__driver__livenessProbe__periodSeconds, (int, float, Decimal)) and not isinstance(data__driver__livenessProbe__periodSeconds, bool):
                                 if data__driver__livenessProbe__periodSeconds < 1:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.livenessProbe.periodSeconds must be bigger than or equal to 1")
+                                if data__driver__livenessProbe__periodSeconds > 2147483647:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.livenessProbe.periodSeconds must be smaller than or equal to 2147483647")
                         if "timeoutSeconds" in data__driver__livenessProbe_keys:
                             data__driver__livenessProbe_keys.remove("timeoutSeconds")
                             data__driver__livenessProbe__timeoutSeconds = data__driver__livenessProbe["timeoutSeconds"]
@@ -2157,6 +2300,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if isinstance(data__driver__livenessProbe__timeoutSeconds, (int, float, Decimal)) and not isinstance(data__driver__livenessProbe__timeoutSeconds, bool):
                                 if data__driver__livenessProbe__timeoutSeconds < 1:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.livenessProbe.timeoutSeconds must be bigger than or equal to 1")
+                                if data__driver__livenessProbe__timeoutSeconds > 2147483647:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.livenessProbe.timeoutSeconds must be smaller than or equal to 2147483647")
                         if "failureThreshold" in data__driver__livenessProbe_keys:
                             data__driver__livenessProbe_keys.remove("failureThreshold")
                             data__driver__livenessProbe__failureThreshold = data__driver__livenessProbe["failureThreshold"]
@@ -2165,6 +2310,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if isinstance(data__driver__livenessProbe__failureThreshold, (int, float, Decimal)) and not isinstance(data__driver__livenessProbe__failureThreshold, bool):
                                 if data__driver__livenessProbe__failureThreshold < 1:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.livenessProbe.failureThreshold must be bigger than or equal to 1")
+                                if data__driver__livenessProbe__failureThreshold > 2147483647:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.livenessProbe.failureThreshold must be smaller than or equal to 2147483647")
                         if "successThreshold" in data__driver__livenessProbe_keys:
                             data__driver__livenessProbe_keys.remove("successThreshold")
                             data__driver__livenessProbe__successThreshold = data__driver__livenessProbe["successThreshold"]
@@ -2173,6 +2320,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if isinstance(data__driver__livenessProbe__successThreshold, (int, float, Decimal)) and not isinstance(data__driver__livenessProbe__successThreshold, bool):
                                 if data__driver__livenessProbe__successThreshold < 1:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.livenessProbe.successThreshold must be bigger than or equal to 1")
+                                if data__driver__livenessProbe__successThreshold > 2147483647:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.livenessProbe.successThreshold must be smaller than or equal to 2147483647")
                         if data__driver__livenessProbe_keys:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.livenessProbe must not contain "+str(data__driver__livenessProbe_keys)+" properties")
                 if "readinessProbe" in data__driver_keys:
@@ -2191,6 +2340,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if isinstance(data__driver__readinessProbe__initialDelaySeconds, (int, float, Decimal)) and not isinstance(data__driver__readinessProbe__initialDelaySeconds, bool):
                                 if data__driver__readinessProbe__initialDelaySeconds < 0:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.readinessProbe.initialDelaySeconds must be bigger than or equal to 0")
+                                if data__driver__readinessProbe__initialDelaySeconds > 2147483647:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.readinessProbe.initialDelaySeconds must be smaller than or equal to 2147483647")
                         if "periodSeconds" in data__driver__readinessProbe_keys:
                             data__driver__readinessProbe_keys.remove("periodSeconds")
                             data__driver__readinessProbe__periodSeconds = data__driver__readinessProbe["periodSeconds"]
@@ -2199,6 +2350,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if isinstance(data__driver__readinessProbe__periodSeconds, (int, float, Decimal)) and not isinstance(data__driver__readinessProbe__periodSeconds, bool):
                                 if data__driver__readinessProbe__periodSeconds < 1:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.readinessProbe.periodSeconds must be bigger than or equal to 1")
+                                if data__driver__readinessProbe__periodSeconds > 2147483647:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.readinessProbe.periodSeconds must be smaller than or equal to 2147483647")
                         if "timeoutSeconds" in data__driver__readinessProbe_keys:
                             data__driver__readinessProbe_keys.remove("timeoutSeconds")
                             data__driver__readinessProbe__timeoutSeconds = data__driver__readinessProbe["timeoutSeconds"]
@@ -2207,6 +2360,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if isinstance(data__driver__readinessProbe__timeoutSeconds, (int, float, Decimal)) and not isinstance(data__driver__readinessProbe__timeoutSeconds, bool):
                                 if data__driver__readinessProbe__timeoutSeconds < 1:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.readinessProbe.timeoutSeconds must be bigger than or equal to 1")
+                                if data__driver__readinessProbe__timeoutSeconds > 2147483647:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.readinessProbe.timeoutSeconds must be smaller than or equal to 2147483647")
                         if "failureThreshold" in data__driver__readinessProbe_keys:
                             data__driver__readinessProbe_keys.remove("failureThreshold")
                             data__driver__readinessProbe__failureThreshold = data__driver__readinessProbe["failureThreshold"]
@@ -2215,6 +2370,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if isinstance(data__driver__readinessProbe__failureThreshold, (int, float, Decimal)) and not isinstance(data__driver__readinessProbe__failureThreshold, bool):
                                 if data__driver__readinessProbe__failureThreshold < 1:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.readinessProbe.failureThreshold must be bigger than or equal to 1")
+                                if data__driver__readinessProbe__failureThreshold > 2147483647:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.readinessProbe.failureThreshold must be smaller than or equal to 2147483647")
                         if "successThreshold" in data__driver__readinessProbe_keys:
                             data__driver__readinessProbe_keys.remove("successThreshold")
                             data__driver__readinessProbe__successThreshold = data__driver__readinessProbe["successThreshold"]
@@ -2223,6 +2380,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if isinstance(data__driver__readinessProbe__successThreshold, (int, float, Decimal)) and not isinstance(data__driver__readinessProbe__successThreshold, bool):
                                 if data__driver__readinessProbe__successThreshold < 1:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.readinessProbe.successThreshold must be bigger than or equal to 1")
+                                if data__driver__readinessProbe__successThreshold > 2147483647:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.readinessProbe.successThreshold must be smaller than or equal to 2147483647")
                         if data__driver__readinessProbe_keys:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.readinessProbe must not contain "+str(data__driver__readinessProbe_keys)+" properties")
                 if "rdma" in data__driver_keys:
@@ -2266,6 +2425,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if isinstance(data__driver__upgradePolicy__maxParallelUpgrades, (int, float, Decimal)) and not isinstance(data__driver__upgradePolicy__maxParallelUpgrades, bool):
                                 if data__driver__upgradePolicy__maxParallelUpgrades < 0:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.upgradePolicy.maxParallelUpgrades must be bigger than or equal to 0")
+                                if data__driver__upgradePolicy__maxParallelUpgrades > 2147483647:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.upgradePolicy.maxParallelUpgrades must be smaller than or equal to 2147483647")
                         if "maxUnavailable" in data__driver__upgradePolicy_keys:
                             data__driver__upgradePolicy_keys.remove("maxUnavailable")
                             data__driver__upgradePolicy__maxUnavailable = data__driver__upgradePolicy["maxUnavailable"]
@@ -2286,6 +2447,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                     if isinstance(data__driver__upgradePolicy__waitForCompletion__timeoutSeconds, (int, float, Decimal)) and not isinstance(data__driver__upgradePolicy__waitForCompletion__timeoutSeconds, bool):
                                         if data__driver__upgradePolicy__waitForCompletion__timeoutSeconds < 0:
                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.upgradePolicy.waitForCompletion.timeoutSeconds must be bigger than or equal to 0")
+                                        if data__driver__upgradePolicy__waitForCompletion__timeoutSeconds > 2147483647:
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.upgradePolicy.waitForCompletion.timeoutSeconds must be smaller than or equal to 2147483647")
                                 if "podSelector" in data__driver__upgradePolicy__waitForCompletion_keys:
                                     data__driver__upgradePolicy__waitForCompletion_keys.remove("podSelector")
                                     data__driver__upgradePolicy__waitForCompletion__podSelector = data__driver__upgradePolicy__waitForCompletion["podSelector"]
@@ -2314,6 +2477,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                     if isinstance(data__driver__upgradePolicy__gpuPodDeletion__timeoutSeconds, (int, float, Decimal)) and not isinstance(data__driver__upgradePolicy__gpuPodDeletion__timeoutSeconds, bool):
                                         if data__driver__upgradePolicy__gpuPodDeletion__timeoutSeconds < 0:
                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.upgradePolicy.gpuPodDeletion.timeoutSeconds must be bigger than or equal to 0")
+                                        if data__driver__upgradePolicy__gpuPodDeletion__timeoutSeconds > 2147483647:
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.upgradePolicy.gpuPodDeletion.timeoutSeconds must be smaller than or equal to 2147483647")
                                 if "deleteEmptyDir" in data__driver__upgradePolicy__gpuPodDeletion_keys:
                                     data__driver__upgradePolicy__gpuPodDeletion_keys.remove("deleteEmptyDir")
                                     data__driver__upgradePolicy__gpuPodDeletion__deleteEmptyDir = data__driver__upgradePolicy__gpuPodDeletion["deleteEmptyDir"]
@@ -2342,6 +2507,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                     if isinstance(data__driver__upgradePolicy__podDeletion__timeoutSeconds, (int, float, Decimal)) and not isinstance(data__driver__upgradePolicy__podDeletion__timeoutSeconds, bool):
                                         if data__driver__upgradePolicy__podDeletion__timeoutSeconds < 0:
                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.upgradePolicy.podDeletion.timeoutSeconds must be bigger than or equal to 0")
+                                        if data__driver__upgradePolicy__podDeletion__timeoutSeconds > 2147483647:
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.upgradePolicy.podDeletion.timeoutSeconds must be smaller than or equal to 2147483647")
                                 if "deleteEmptyDir" in data__driver__upgradePolicy__podDeletion_keys:
                                     data__driver__upgradePolicy__podDeletion_keys.remove("deleteEmptyDir")
                                     data__driver__upgradePolicy__podDeletion__deleteEmptyDir = data__driver__upgradePolicy__podDeletion["deleteEmptyDir"]
@@ -2380,6 +2547,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                     if isinstance(data__driver__upgradePolicy__drain__timeoutSeconds, (int, float, Decimal)) and not isinstance(data__driver__upgradePolicy__drain__timeoutSeconds, bool):
                                         if data__driver__upgradePolicy__drain__timeoutSeconds < 0:
                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.upgradePolicy.drain.timeoutSeconds must be bigger than or equal to 0")
+                                        if data__driver__upgradePolicy__drain__timeoutSeconds > 2147483647:
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.upgradePolicy.drain.timeoutSeconds must be smaller than or equal to 2147483647")
                                 if "deleteEmptyDir" in data__driver__upgradePolicy__drain_keys:
                                     data__driver__upgradePolicy__drain_keys.remove("deleteEmptyDir")
                                     data__driver__upgradePolicy__drain__deleteEmptyDir = data__driver__upgradePolicy__drain["deleteEmptyDir"]
@@ -3914,11 +4083,177 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                 if "gpus" in data__draDriver_keys:
                     data__draDriver_keys.remove("gpus")
                     data__draDriver__gpus = data__draDriver["gpus"]
-                    validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data__draDriver__gpus, custom_formats, (name_prefix or "data") + ".draDriver.gpus")
+                    if not isinstance(data__draDriver__gpus, (dict)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.gpus must be object")
+                    data__draDriver__gpus_is_dict = isinstance(data__draDriver__gpus, dict)
+                    if data__draDriver__gpus_is_dict:
+                        data__draDriver__gpus_keys = set(data__draDriver__gpus.keys())
+                        if "kubeletPlugin" in data__draDriver__gpus_keys:
+                            data__draDriver__gpus_keys.remove("kubeletPlugin")
+                            data__draDriver__gpus__kubeletPlugin = data__draDriver__gpus["kubeletPlugin"]
+                            if not isinstance(data__draDriver__gpus__kubeletPlugin, (dict)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.gpus.kubeletPlugin must be object")
+                            data__draDriver__gpus__kubeletPlugin_is_dict = isinstance(data__draDriver__gpus__kubeletPlugin, dict)
+                            if data__draDriver__gpus__kubeletPlugin_is_dict:
+                                data__draDriver__gpus__kubeletPlugin_keys = set(data__draDriver__gpus__kubeletPlugin.keys())
+                                if "env" in data__draDriver__gpus__kubeletPlugin_keys:
+                                    data__draDriver__gpus__kubeletPlugin_keys.remove("env")
+                                    data__draDriver__gpus__kubeletPlugin__env = data__draDriver__gpus__kubeletPlugin["env"]
+                                    if not isinstance(data__draDriver__gpus__kubeletPlugin__env, (list, tuple)):
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.gpus.kubeletPlugin.env must be array")
+                                    data__draDriver__gpus__kubeletPlugin__env_is_list = isinstance(data__draDriver__gpus__kubeletPlugin__env, (list, tuple))
+                                    if data__draDriver__gpus__kubeletPlugin__env_is_list:
+                                        data__draDriver__gpus__kubeletPlugin__env_len = len(data__draDriver__gpus__kubeletPlugin__env)
+                                        for data__draDriver__gpus__kubeletPlugin__env_x, data__draDriver__gpus__kubeletPlugin__env_item in enumerate(data__draDriver__gpus__kubeletPlugin__env):
+                                            validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data__draDriver__gpus__kubeletPlugin__env_item, custom_formats, (name_prefix or "data") + ".draDriver.gpus.kubeletPlugin.env[{data__draDriver__gpus__kubeletPlugin__env_x}]".format(**locals()))
+                                if "resources" in data__draDriver__gpus__kubeletPlugin_keys:
+                                    data__draDriver__gpus__kubeletPlugin_keys.remove("resources")
+                                    data__draDriver__gpus__kubeletPlugin__resources = data__draDriver__gpus__kubeletPlugin["resources"]
+                                    validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data__draDriver__gpus__kubeletPlugin__resources, custom_formats, (name_prefix or "data") + ".draDriver.gpus.kubeletPlugin.resources")
+                                if "healthcheck" in data__draDriver__gpus__kubeletPlugin_keys:
+                                    data__draDriver__gpus__kubeletPlugin_keys.remove("healthcheck")
+                                    data__draDriver__gpus__kubeletPlugin__healthcheck = data__draDriver__gpus__kubeletPlugin["healthcheck"]
+                                    if not isinstance(data__draDriver__gpus__kubeletPlugin__healthcheck, (dict)):
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.gpus.kubeletPlugin.healthcheck must be object")
+                                    data__draDriver__gpus__kubeletPlugin__healthcheck_is_dict = isinstance(data__draDriver__gpus__kubeletPlugin__healthcheck, dict)
+                                    if data__draDriver__gpus__kubeletPlugin__healthcheck_is_dict:
+                                        data__draDriver__gpus__kubeletPlugin__healthcheck_keys = set(data__draDriver__gpus__kubeletPlugin__healthcheck.keys())
+                                        if "enabled" in data__draDriver__gpus__kubeletPlugin__healthcheck_keys:
+                                            data__draDriver__gpus__kubeletPlugin__healthcheck_keys.remove("enabled")
+                                            data__draDriver__gpus__kubeletPlugin__healthcheck__enabled = data__draDriver__gpus__kubeletPlugin__healthcheck["enabled"]
+                                            if not isinstance(data__draDriver__gpus__kubeletPlugin__healthcheck__enabled, (bool)):
+                                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.gpus.kubeletPlugin.healthcheck.enabled must be boolean")
+                                        if "port" in data__draDriver__gpus__kubeletPlugin__healthcheck_keys:
+                                            data__draDriver__gpus__kubeletPlugin__healthcheck_keys.remove("port")
+                                            data__draDriver__gpus__kubeletPlugin__healthcheck__port = data__draDriver__gpus__kubeletPlugin__healthcheck["port"]
+                                            if not isinstance(data__draDriver__gpus__kubeletPlugin__healthcheck__port, (int)) and not (isinstance(data__draDriver__gpus__kubeletPlugin__healthcheck__port, float) and data__draDriver__gpus__kubeletPlugin__healthcheck__port.is_integer()) or isinstance(data__draDriver__gpus__kubeletPlugin__healthcheck__port, bool):
+                                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.gpus.kubeletPlugin.healthcheck.port must be integer")
+                                            if isinstance(data__draDriver__gpus__kubeletPlugin__healthcheck__port, (int, float, Decimal)) and not isinstance(data__draDriver__gpus__kubeletPlugin__healthcheck__port, bool):
+                                                if data__draDriver__gpus__kubeletPlugin__healthcheck__port < 1:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.gpus.kubeletPlugin.healthcheck.port must be bigger than or equal to 1")
+                                                if data__draDriver__gpus__kubeletPlugin__healthcheck__port > 65535:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.gpus.kubeletPlugin.healthcheck.port must be smaller than or equal to 65535")
+                                        if data__draDriver__gpus__kubeletPlugin__healthcheck_keys:
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.gpus.kubeletPlugin.healthcheck must not contain "+str(data__draDriver__gpus__kubeletPlugin__healthcheck_keys)+" properties")
+                                if data__draDriver__gpus__kubeletPlugin_keys:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.gpus.kubeletPlugin must not contain "+str(data__draDriver__gpus__kubeletPlugin_keys)+" properties")
+                        if data__draDriver__gpus_keys:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.gpus must not contain "+str(data__draDriver__gpus_keys)+" properties")
                 if "computeDomains" in data__draDriver_keys:
                     data__draDriver_keys.remove("computeDomains")
                     data__draDriver__computeDomains = data__draDriver["computeDomains"]
-                    validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data__draDriver__computeDomains, custom_formats, (name_prefix or "data") + ".draDriver.computeDomains")
+                    if not isinstance(data__draDriver__computeDomains, (dict)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains must be object")
+                    data__draDriver__computeDomains_is_dict = isinstance(data__draDriver__computeDomains, dict)
+                    if data__draDriver__computeDomains_is_dict:
+                        data__draDriver__computeDomains_keys = set(data__draDriver__computeDomains.keys())
+                        if "enabled" in data__draDriver__computeDomains_keys:
+                            data__draDriver__computeDomains_keys.remove("enabled")
+                            data__draDriver__computeDomains__enabled = data__draDriver__computeDomains["enabled"]
+                            if not isinstance(data__draDriver__computeDomains__enabled, (bool)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.enabled must be boolean")
+                        if "controller" in data__draDriver__computeDomains_keys:
+                            data__draDriver__computeDomains_keys.remove("controller")
+                            data__draDriver__computeDomains__controller = data__draDriver__computeDomains["controller"]
+                            if not isinstance(data__draDriver__computeDomains__controller, (dict)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.controller must be object")
+                            data__draDriver__computeDomains__controller_is_dict = isinstance(data__draDriver__computeDomains__controller, dict)
+                            if data__draDriver__computeDomains__controller_is_dict:
+                                data__draDriver__computeDomains__controller_keys = set(data__draDriver__computeDomains__controller.keys())
+                                if "env" in data__draDriver__computeDomains__controller_keys:
+                                    data__draDriver__computeDomains__controller_keys.remove("env")
+                                    data__draDriver__computeDomains__controller__env = data__draDriver__computeDomains__controller["env"]
+                                    if not isinstance(data__draDriver__computeDomains__controller__env, (list, tuple)):
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.controller.env must be array")
+                                    data__draDriver__computeDomains__controller__env_is_list = isinstance(data__draDriver__computeDomains__controller__env, (list, tuple))
+                                    if data__draDriver__computeDomains__controller__env_is_list:
+                                        data__draDriver__computeDomains__controller__env_len = len(data__draDriver__computeDomains__controller__env)
+                                        for data__draDriver__computeDomains__controller__env_x, data__draDriver__computeDomains__controller__env_item in enumerate(data__draDriver__computeDomains__controller__env):
+                                            validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data__draDriver__computeDomains__controller__env_item, custom_formats, (name_prefix or "data") + ".draDriver.computeDomains.controller.env[{data__draDriver__computeDomains__controller__env_x}]".format(**locals()))
+                                if "resources" in data__draDriver__computeDomains__controller_keys:
+                                    data__draDriver__computeDomains__controller_keys.remove("resources")
+                                    data__draDriver__computeDomains__controller__resources = data__draDriver__computeDomains__controller["resources"]
+                                    validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data__draDriver__computeDomains__controller__resources, custom_formats, (name_prefix or "data") + ".draDriver.computeDomains.controller.resources")
+                                if data__draDriver__computeDomains__controller_keys:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.controller must not contain "+str(data__draDriver__computeDomains__controller_keys)+" properties")
+                        if "kubeletPlugin" in data__draDriver__computeDomains_keys:
+                            data__draDriver__computeDomains_keys.remove("kubeletPlugin")
+                            data__draDriver__computeDomains__kubeletPlugin = data__draDriver__computeDomains["kubeletPlugin"]
+                            if not isinstance(data__draDriver__computeDomains__kubeletPlugin, (dict)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.kubeletPlugin must be object")
+                            data__draDriver__computeDomains__kubeletPlugin_is_dict = isinstance(data__draDriver__computeDomains__kubeletPlugin, dict)
+                            if data__draDriver__computeDomains__kubeletPlugin_is_dict:
+                                data__draDriver__computeDomains__kubeletPlugin_keys = set(data__draDriver__computeDomains__kubeletPlugin.keys())
+                                if "env" in data__draDriver__computeDomains__kubeletPlugin_keys:
+                                    data__draDriver__computeDomains__kubeletPlugin_keys.remove("env")
+                                    data__draDriver__computeDomains__kubeletPlugin__env = data__draDriver__computeDomains__kubeletPlugin["env"]
+                                    if not isinstance(data__draDriver__computeDomains__kubeletPlugin__env, (list, tuple)):
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.kubeletPlugin.env must be array")
+                                    data__draDriver__computeDomains__kubeletPlugin__env_is_list = isinstance(data__draDriver__computeDomains__kubeletPlugin__env, (list, tuple))
+                                    if data__draDriver__computeDomains__kubeletPlugin__env_is_list:
+                                        data__draDriver__computeDomains__kubeletPlugin__env_len = len(data__draDriver__computeDomains__kubeletPlugin__env)
+                                        for data__draDriver__computeDomains__kubeletPlugin__env_x, data__draDriver__computeDomains__kubeletPlugin__env_item in enumerate(data__draDriver__computeDomains__kubeletPlugin__env):
+                                            validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data__draDriver__computeDomains__kubeletPlugin__env_item, custom_formats, (name_prefix or "data") + ".draDriver.computeDomains.kubeletPlugin.env[{data__draDriver__computeDomains__kubeletPlugin__env_x}]".format(**locals()))
+                                if "resources" in data__draDriver__computeDomains__kubeletPlugin_keys:
+                                    data__draDriver__computeDomains__kubeletPlugin_keys.remove("resources")
+                                    data__draDriver__computeDomains__kubeletPlugin__resources = data__draDriver__computeDomains__kubeletPlugin["resources"]
+                                    validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data__draDriver__computeDomains__kubeletPlugin__resources, custom_formats, (name_prefix or "data") + ".draDriver.computeDomains.kubeletPlugin.resources")
+                                if "healthcheck" in data__draDriver__computeDomains__kubeletPlugin_keys:
+                                    data__draDriver__computeDomains__kubeletPlugin_keys.remove("healthcheck")
+                                    data__draDriver__computeDomains__kubeletPlugin__healthcheck = data__draDriver__computeDomains__kubeletPlugin["healthcheck"]
+                                    if not isinstance(data__draDriver__computeDomains__kubeletPlugin__healthcheck, (dict)):
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.kubeletPlugin.healthcheck must be object")
+                                    data__draDriver__computeDomains__kubeletPlugin__healthcheck_is_dict = isinstance(data__draDriver__computeDomains__kubeletPlugin__healthcheck, dict)
+                                    if data__draDriver__computeDomains__kubeletPlugin__healthcheck_is_dict:
+                                        data__draDriver__computeDomains__kubeletPlugin__healthcheck_keys = set(data__draDriver__computeDomains__kubeletPlugin__healthcheck.keys())
+                                        if "enabled" in data__draDriver__computeDomains__kubeletPlugin__healthcheck_keys:
+                                            data__draDriver__computeDomains__kubeletPlugin__healthcheck_keys.remove("enabled")
+                                            data__draDriver__computeDomains__kubeletPlugin__healthcheck__enabled = data__draDriver__computeDomains__kubeletPlugin__healthcheck["enabled"]
+                                            if not isinstance(data__draDriver__computeDomains__kubeletPlugin__healthcheck__enabled, (bool)):
+                                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.kubeletPlugin.healthcheck.enabled must be boolean")
+                                        if "port" in data__draDriver__computeDomains__kubeletPlugin__healthcheck_keys:
+                                            data__draDriver__computeDomains__kubeletPlugin__healthcheck_keys.remove("port")
+                                            data__draDriver__computeDomains__kubeletPlugin__healthcheck__port = data__draDriver__computeDomains__kubeletPlugin__healthcheck["port"]
+                                            if not isinstance(data__draDriver__computeDomains__kubeletPlugin__healthcheck__port, (int)) and not (isinstance(data__draDriver__computeDomains__kubeletPlugin__healthcheck__port, float) and data__draDriver__computeDomains__kubeletPlugin__healthcheck__port.is_integer()) or isinstance(data__draDriver__computeDomains__kubeletPlugin__healthcheck__port, bool):
+                                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.kubeletPlugin.healthcheck.port must be integer")
+                                            if isinstance(data__draDriver__computeDomains__kubeletPlugin__healthcheck__port, (int, float, Decimal)) and not isinstance(data__draDriver__computeDomains__kubeletPlugin__healthcheck__port, bool):
+                                                if data__draDriver__computeDomains__kubeletPlugin__healthcheck__port < 1:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.kubeletPlugin.healthcheck.port must be bigger than or equal to 1")
+                                                if data__draDriver__computeDomains__kubeletPlugin__healthcheck__port > 65535:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.kubeletPlugin.healthcheck.port must be smaller than or equal to 65535")
+                                        if data__draDriver__computeDomains__kubeletPlugin__healthcheck_keys:
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.kubeletPlugin.healthcheck must not contain "+str(data__draDriver__computeDomains__kubeletPlugin__healthcheck_keys)+" properties")
+                                if data__draDriver__computeDomains__kubeletPlugin_keys:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.kubeletPlugin must not contain "+str(data__draDriver__computeDomains__kubeletPlugin_keys)+" properties")
+                        if "crd" in data__draDriver__computeDomains_keys:
+                            data__draDriver__computeDomains_keys.remove("crd")
+                            data__draDriver__computeDomains__crd = data__draDriver__computeDomains["crd"]
+                            if not isinstance(data__draDriver__computeDomains__crd, (dict)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.crd must be object")
+                            data__draDriver__computeDomains__crd_is_dict = isinstance(data__draDriver__computeDomains__crd, dict)
+                            if data__draDriver__computeDomains__crd_is_dict:
+                                data__draDriver__computeDomains__crd_keys = set(data__draDriver__computeDomains__crd.keys())
+                                if "owner" in data__draDriver__computeDomains__crd_keys:
+                                    data__draDriver__computeDomains__crd_keys.remove("owner")
+                                    data__draDriver__computeDomains__crd__owner = data__draDriver__computeDomains__crd["owner"]
+                                    if not isinstance(data__draDriver__computeDomains__crd__owner, (str)):
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.crd.owner must be string")
+                                    if not (isinstance(data__draDriver__computeDomains__crd__owner, str) and data__draDriver__computeDomains__crd__owner == 'gpu-render' or isinstance(data__draDriver__computeDomains__crd__owner, str) and data__draDriver__computeDomains__crd__owner == 'external'):
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.crd.owner must be one of ['gpu-render', 'external']")
+                                if data__draDriver__computeDomains__crd_keys:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.crd must not contain "+str(data__draDriver__computeDomains__crd_keys)+" properties")
+                        if data__draDriver__computeDomains_keys:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains must not contain "+str(data__draDriver__computeDomains_keys)+" properties")
+                if "logVerbosity" in data__draDriver_keys:
+                    data__draDriver_keys.remove("logVerbosity")
+                    data__draDriver__logVerbosity = data__draDriver["logVerbosity"]
+                    if not isinstance(data__draDriver__logVerbosity, (int)) and not (isinstance(data__draDriver__logVerbosity, float) and data__draDriver__logVerbosity.is_integer()) or isinstance(data__draDriver__logVerbosity, bool):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.logVerbosity must be integer")
+                    if isinstance(data__draDriver__logVerbosity, (int, float, Decimal)) and not isinstance(data__draDriver__logVerbosity, bool):
+                        if data__draDriver__logVerbosity < 0:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.logVerbosity must be bigger than or equal to 0")
+                        if data__draDriver__logVerbosity > 10:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.logVerbosity must be smaller than or equal to 10")
                 if data__draDriver_keys:
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver must not contain "+str(data__draDriver_keys)+" properties")
         if "extraObjects" in data_keys:
@@ -3998,6 +4333,9 @@ def validate_https___gpu_render_dev_schemas_values_schema_json___defs_toleration
             data__tolerationSeconds = data["tolerationSeconds"]
             if not isinstance(data__tolerationSeconds, (int)) and not (isinstance(data__tolerationSeconds, float) and data__tolerationSeconds.is_integer()) or isinstance(data__tolerationSeconds, bool):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".tolerationSeconds must be integer")
+            if isinstance(data__tolerationSeconds, (int, float, Decimal)) and not isinstance(data__tolerationSeconds, bool):
+                if data__tolerationSeconds > 9223372036854775807:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".tolerationSeconds must be smaller than or equal to 9223372036854775807")
         if data_keys:
             raise JsonSchemaValueException("" + (name_prefix or "data") + " must not contain "+str(data_keys)+" properties")
     return data
@@ -4064,8 +4402,16 @@ def validate_https___gpu_render_dev_schemas_values_schema_json___defs_quantity(d
     if not isinstance(data, (str, int, float, Decimal)) or isinstance(data, bool):
         raise JsonSchemaValueException("" + (name_prefix or "data") + " must be string or number")
     if isinstance(data, str):
-        if not REGEX_PATTERNS['^[+-]?[0-9.]+([eE][+-]?[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$'].search(data):
-            raise JsonSchemaValueException("" + (name_prefix or "data") + " must match pattern ^[+-]?[0-9.]+([eE][+-]?[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$")
+        data_len = len(data)
+        if data_len > 64:
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must be shorter than or equal to 64 characters")
+        if not REGEX_PATTERNS['^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]{1,2}|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$'].search(data):
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must match pattern ^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]{1,2}|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$")
+    if isinstance(data, (int, float, Decimal)) and not isinstance(data, bool):
+        if data < -9007199254740991:
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must be bigger than or equal to -9007199254740991")
+        if data > 9007199254740991:
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must be smaller than or equal to 9007199254740991")
     return data
 
 def validate_https___gpu_render_dev_schemas_values_schema_json___defs_args(data, custom_formats={}, name_prefix=None):
@@ -4135,6 +4481,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json___defs_intorperce
             if isinstance(data, (int, float, Decimal)) and not isinstance(data, bool):
                 if data < 0:
                     raise JsonSchemaValueException("" + (name_prefix or "data") + " must be bigger than or equal to 0")
+                if data > 2147483647:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + " must be smaller than or equal to 2147483647")
             data_any_of_count2 += 1
         except (JsonSchemaValueException, JsonSchemaValuesException): pass
     if not data_any_of_count2:

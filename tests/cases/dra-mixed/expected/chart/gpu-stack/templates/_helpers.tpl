@@ -28,3 +28,268 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/name: {{ include "gpu-stack.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
+
+{{/* Parts the components share, printed once. */}}
+{{- define "gpu-stack.updateStrategy" -}}
+updateStrategy:
+  type: {{ .Values.daemonsets.updateStrategy | quote }}
+  {{- if eq .Values.daemonsets.updateStrategy "RollingUpdate" }}
+  rollingUpdate:
+    maxUnavailable: 1
+  {{- end }}
+{{- end -}}
+
+{{- define "gpu-stack.nv-firmware" -}}
+- name: nv-firmware
+  hostPath:
+    path: "{{ .Values.hostPaths.driverInstallDir }}/lib/firmware"
+    type: DirectoryOrCreate
+{{- end -}}
+
+{{- define "gpu-stack.driver-validation" -}}
+- name: driver-validation
+  image: "{{ .Values.validator.repository }}/{{ .Values.validator.image }}:{{ .Values.validator.version }}"
+  imagePullPolicy: {{ .Values.validator.imagePullPolicy | quote }}
+  command:
+    - sh
+    - -c
+  args:
+    - nvidia-validator
+  env:
+    - name: WITH_WAIT
+      value: 'true'
+    - name: COMPONENT
+      value: driver
+    - name: OPERATOR_NAMESPACE
+      valueFrom:
+        fieldRef:
+          fieldPath: metadata.namespace
+  securityContext:
+    privileged: true
+    runAsUser: 0
+    seLinuxOptions:
+      level: s0
+  volumeMounts:
+    - name: driver-install-dir
+      mountPath: /run/nvidia/driver
+      mountPropagation: HostToContainer
+    - name: run-nvidia-validations
+      mountPath: /run/nvidia/validations
+      mountPropagation: Bidirectional
+    - name: host-root
+      mountPath: /host
+      readOnly: true
+      mountPropagation: HostToContainer
+    - name: host-dev-char
+      mountPath: /host-dev-char
+  {{- with .Values.validator.resources }}
+  resources:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
+
+{{- define "gpu-stack.annotations" -}}
+{{- if or .Values.daemonsets.annotations .Values.cdi.nriPluginEnabled }}
+annotations:
+  {{- with .Values.daemonsets.annotations }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+  {{- if .Values.cdi.nriPluginEnabled }}
+  nvidia.cdi.k8s.io/container.toolkit-validation: management.nvidia.com/gpu=all
+  {{- end }}
+{{- end }}
+{{- end -}}
+
+{{- define "gpu-stack.toolkit-validation" -}}
+- name: toolkit-validation
+  image: "{{ .Values.validator.repository }}/{{ .Values.validator.image }}:{{ .Values.validator.version }}"
+  imagePullPolicy: {{ .Values.validator.imagePullPolicy | quote }}
+  command:
+    - sh
+    - -c
+  args:
+    - nvidia-validator
+  env:
+    - name: WITH_WAIT
+      value: 'false'
+    - name: COMPONENT
+      value: toolkit
+    - name: NVIDIA_VISIBLE_DEVICES
+      value: all
+  securityContext:
+    privileged: true
+    runAsUser: 0
+    seLinuxOptions:
+      level: s0
+  volumeMounts:
+    - name: run-nvidia-validations
+      mountPath: /run/nvidia/validations
+      mountPropagation: Bidirectional
+  {{- with .Values.validator.resources }}
+  resources:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
+
+{{- define "gpu-stack.initContainers" -}}
+initContainers:
+  {{- include "gpu-stack.toolkit-validation-device-plugin" . | nindent 2 }}
+  {{- if .Values.devicePlugin.config.name }}
+  - name: config-manager-init
+    image: "{{ .Values.devicePlugin.repository }}/{{ .Values.devicePlugin.image }}:{{ .Values.devicePlugin.version }}"
+    imagePullPolicy: IfNotPresent
+    command:
+      - config-manager
+    {{- include "gpu-stack.env" . | nindent 4 }}
+    securityContext:
+      privileged: true
+    volumeMounts:
+      - name: available-configs
+        mountPath: /available-configs
+      - name: config
+        mountPath: /config
+  {{- end }}
+{{- end -}}
+
+{{- define "gpu-stack.toolkit-validation-device-plugin" -}}
+- name: toolkit-validation
+  image: "{{ .Values.validator.repository }}/{{ .Values.validator.image }}:{{ .Values.validator.version }}"
+  imagePullPolicy: {{ .Values.validator.imagePullPolicy | quote }}
+  command:
+    - sh
+    - -c
+  args:
+    - until [ -f /run/nvidia/validations/toolkit-ready ]; do echo waiting for nvidia container stack to be
+      setup; sleep 5; done
+  securityContext:
+    privileged: true
+    runAsUser: 0
+  volumeMounts:
+    - name: run-nvidia-validations
+      mountPath: /run/nvidia/validations
+      mountPropagation: HostToContainer
+  {{- with .Values.validator.resources }}
+  resources:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
+
+{{- define "gpu-stack.env" -}}
+env:
+  - name: ONESHOT
+    value: 'true'
+  - name: KUBECONFIG
+    value: ''
+  - name: NODE_NAME
+    valueFrom:
+      fieldRef:
+        fieldPath: spec.nodeName
+  - name: NODE_LABEL
+    value: nvidia.com/device-plugin.config
+  - name: CONFIG_FILE_SRCDIR
+    value: /available-configs
+  - name: CONFIG_FILE_DST
+    value: /config/config.yaml
+  - name: DEFAULT_CONFIG
+    value: {{ .Values.devicePlugin.config.default | quote }}
+  - name: FALLBACK_STRATEGIES
+    value: empty
+  - name: SEND_SIGNAL
+    value: 'false'
+  - name: SIGNAL
+    value: ''
+  - name: PROCESS_TO_SIGNAL
+    value: ''
+{{- end -}}
+
+{{- define "gpu-stack.driver-install-dir" -}}
+- name: driver-install-dir
+  hostPath:
+    path: {{ .Values.hostPaths.driverInstallDir | quote }}
+    type: DirectoryOrCreate
+{{- end -}}
+
+{{- define "gpu-stack.mps-root" -}}
+- name: mps-root
+  hostPath:
+    path: {{ .Values.devicePlugin.mps.root | quote }}
+    type: DirectoryOrCreate
+{{- end -}}
+
+{{- define "gpu-stack.initContainers-dcgm" -}}
+initContainers:
+  {{- include "gpu-stack.toolkit-validation-device-plugin" . | nindent 2 }}
+{{- end -}}
+
+{{- define "gpu-stack.annotations-dcgm-exporter" -}}
+{{- if or .Values.daemonsets.annotations .Values.dcgmExporter.annotations .Values.cdi.nriPluginEnabled }}
+annotations:
+  {{- with .Values.daemonsets.annotations }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+  {{- with .Values.dcgmExporter.annotations }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+  {{- if .Values.cdi.nriPluginEnabled }}
+  nvidia.cdi.k8s.io/container.nvidia-dcgm-exporter: management.nvidia.com/gpu=all
+  {{- end }}
+{{- end }}
+{{- end -}}
+
+{{- define "gpu-stack.volumes" -}}
+volumes:
+  - name: run-nvidia-validations
+    hostPath:
+      path: /run/nvidia/validations
+      type: DirectoryOrCreate
+  - name: pod-gpu-resources
+    hostPath:
+      path: "{{ .Values.hostPaths.kubeletRootDir }}/pod-resources"
+{{- end -}}
+
+{{- define "gpu-stack.item" -}}
+- port: gpu-metrics
+  path: /metrics
+  interval: {{ .Values.dcgmExporter.serviceMonitor.interval | quote }}
+  scrapeTimeout: {{ .Values.dcgmExporter.serviceMonitor.scrapeTimeout | quote }}
+  honorLabels: true
+  {{- with .Values.dcgmExporter.serviceMonitor.relabelings }}
+  relabelings:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
+
+{{- define "gpu-stack.item-dcgm-exporter" -}}
+- port: gpu-metrics
+  path: /metrics
+  interval: {{ .Values.dcgmExporter.serviceMonitor.interval | quote }}
+  scrapeTimeout: {{ .Values.dcgmExporter.serviceMonitor.scrapeTimeout | quote }}
+  honorLabels: false
+  {{- with .Values.dcgmExporter.serviceMonitor.relabelings }}
+  relabelings:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
+
+{{- define "gpu-stack.vfio-pci-validation" -}}
+- name: vfio-pci-validation
+  image: "{{ .Values.validator.repository }}/{{ .Values.validator.image }}:{{ .Values.validator.version }}"
+  imagePullPolicy: {{ .Values.validator.imagePullPolicy | quote }}
+  command:
+    - sh
+    - -c
+  args:
+    - until [ -f /run/nvidia/validations/workload-type ]; do echo waiting for workload type status file; sleep
+      5; done; if [ "$(cat /run/nvidia/validations/workload-type)" != "vm-passthrough" ]; then echo vfio-pci
+      driver not needed, skipping validation; exit 0; fi; until [ -f /run/nvidia/validations/vfio-pci-ready
+      ]; do echo waiting for vfio-pci driver...; sleep 5; done
+  env:
+    - name: NVIDIA_VISIBLE_DEVICES
+      value: void
+  securityContext:
+    privileged: true
+  volumeMounts:
+    - name: run-nvidia-validations
+      mountPath: /run/nvidia/validations
+      mountPropagation: HostToContainer
+{{- end -}}
