@@ -182,7 +182,7 @@ def test_driver_config_maps_mount_per_declared_key_at_os_paths() -> None:
     assert mounts(rhel)["/etc/yum.repos.d/cuda.list"] == "repo-config"
     assert mounts(rhel)["/etc/pki/ca-trust/extracted/pem/ca.crt"] == "cert-config"
     assert mounts(rhel)["/drivers/nvidia.conf"] == "kernel-module-config"
-    assert mounts(rhel)["/run/secrets/rhsm"] == "subscription-rhsm"
+    assert "/run/secrets/rhsm" not in mounts(rhel)  # a RHEL repo config replaces the host subscription (operator)
     assert "/run/secrets/rhsm" not in mounts(ubuntu)
 
 

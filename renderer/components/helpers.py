@@ -96,7 +96,7 @@ def validator_init(model: Model, name: str, script: str, *, propagation: str = "
         "command": ["sh", "-c"],
         "args": [script],
         "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}],
-        "securityContext": {"privileged": True},
+        "securityContext": {"privileged": True, "runAsUser": 0},
         "volumeMounts": [c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation=propagation)],
     }
 

@@ -17,6 +17,17 @@ from renderer.model import Model
 
 NAME = "nvidia-operator-validator"
 
+# Exactly the API calls of the v26.7 nvidia-validator (cmd/nvidia-validator/main.go): the CUDA
+# and plugin workloads list/delete/create/get their pod and GET the validator DaemonSet for its
+# owner references; the driver validation LISTs the driver DaemonSets (isDriverManagedByOperator);
+# every validation GETs its node.
+def role_rules() -> list[Obj]:
+    return [c.rule([""], ["pods"], ["create", "delete", "get", "list"]), c.rule(["apps"], ["daemonsets"], ["get", "list"])]
+
+
+def cluster_role_rules() -> list[Obj]:
+    return [c.rule([""], ["nodes"], ["get"])]
+
 
 def _validation(model: Model, component: str, pairs: list[tuple[str, str]], *, fields: tuple[str, ...] = ()) -> Obj:
     v = model.section("validator")
@@ -47,7 +58,7 @@ def init_chain(model: Model) -> list[Obj]:
         _validation(model, "cuda", _workload_env(model), fields=("NODE_NAME", "OPERATOR_NAMESPACE")),
     ]
     if model.enabled("devicePlugin"):
-        pairs = [("WITH_WORKLOAD", "false"), ("MIG_STRATEGY", strategy)]
+        pairs = [("WITH_WORKLOAD", "false"), ("MIG_STRATEGY", strategy), *_workload_env(model)]
         chain.append(_validation(model, "plugin", pairs, fields=("NODE_NAME", "OPERATOR_NAMESPACE")))
     return chain
 
@@ -60,7 +71,7 @@ def daemonset(model: Model) -> Obj:
         "imagePullPolicy": v.get("imagePullPolicy", "IfNotPresent"),
         "command": ["sh", "-c"],
         "args": ["echo all validations are successful; sleep infinity"],
-        "securityContext": {"privileged": True},
+        "securityContext": {"privileged": True, "runAsUser": 0},
         "lifecycle": {"preStop": {"exec": {"command": ["/bin/sh", "-c", f"rm -f {c.VALIDATIONS_DIR}/*-ready"]}}},
         "volumeMounts": [c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation="Bidirectional")],
     }
@@ -81,9 +92,9 @@ def daemonset(model: Model) -> Obj:
 def build(model: Model) -> list[Obj]:
     return [
         c.service_account(NAME, model),
-        c.role(NAME, model, [c.rule([""], ["pods"], ["create", "get", "list", "watch", "delete"])]),
+        c.role(NAME, model, role_rules()),
         c.role_binding(NAME, model),
-        c.cluster_role(NAME, [c.rule([""], ["nodes"], ["get", "list", "watch"])]),
+        c.cluster_role(NAME, cluster_role_rules()),
         c.cluster_role_binding(NAME, model),
         daemonset(model),
     ]
