@@ -11,13 +11,15 @@ Each pool's DaemonSet is what the operator renders for one NVIDIADriver (``manif
 and a ``vgpu-host-manager`` pool gets the vGPU host manager's selector, mounts and grace period.
 Per imitated release (``cluster.operatorRelease``): v26.7 mounts ``/sys/devices/system`` and its
 startup probe waits for ``.driver-daemons-status`` to be ``Ready``; v26.3 and v25.10 mount
-``/sys/devices/system/memory/auto_online_blocks``.
+``/sys/devices/system/memory/auto_online_blocks``. ``DRIVER_CONFIG_DIGEST`` is the operator's hash of
+the finished pod spec (:mod:`renderer.driverdigest`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from renderer import driverdigest
 from renderer.components import common as c
 from renderer.components.common import Obj
 from renderer.merge import merged_view
@@ -30,6 +32,7 @@ PROBE_PATH = "/usr/local/bin/startup-probe.sh"
 READY_FILE = f"{c.VALIDATIONS_DIR}/.driver-ctr-ready"
 DAEMONS_STATUS_FILE = f"{c.VALIDATIONS_DIR}/.driver-daemons-status"
 VGPU_HOST = "vgpu-host-manager"
+DIGEST_ENV = "DRIVER_CONFIG_DIGEST"
 
 # Where each OS keeps package repositories and trusted CA certificates (the operator's maps,
 # extended to the RHEL rebuilds and SUSE that the OS-tag rule also knows).
@@ -555,7 +558,18 @@ def daemonset(model: Model, pool: Pool) -> Obj:
     spec["tolerations"] += [dict(t) for t in pool.driver.get("tolerations") or []]
     if pool.driver.get("priorityClassName"):
         spec["priorityClassName"] = str(pool.driver["priorityClassName"])
+    set_config_digest(spec)
     return ds
+
+
+def set_config_digest(spec: Obj) -> None:
+    """``DRIVER_CONFIG_DIGEST`` on k8s-driver-manager and the driver container, computed from the
+    finished pod spec as the operator does: an unchanged digest lets a replaced driver pod skip
+    the reinstall (and the manager skip the GPU pod eviction)."""
+    value = driverdigest.of_pod_spec(spec)
+    for ctr in [*spec["initContainers"], *spec["containers"]]:
+        if ctr["name"] in ("k8s-driver-manager", "nvidia-driver-ctr"):
+            c.set_env(ctr.setdefault("env", []), DIGEST_ENV, value)
 
 
 def rbac(model: Model) -> list[Obj]:
