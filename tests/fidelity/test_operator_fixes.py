@@ -248,3 +248,14 @@ def test_gate_skips_the_container_checks_for_a_host_driver(tmp_path: Path) -> No
 def test_gate_writes_no_driver_ready_when_a_check_fails(tmp_path: Path) -> None:
     code, _ran, ready = run_gate(tmp_path, host=False, ctr_ready=FEATURES, fail="1")
     assert code != 0 and not ready
+
+
+def test_openshift_is_refused_with_its_place_and_a_hint(tmp_path: Path) -> None:
+    from renderer.inputs import read_inputs
+    from renderer.pipeline import plan
+
+    (tmp_path / "values.yaml").write_text('cluster:\n  capabilities:\n    openshift: true\nnodePools:\n  - name: a\n    os: {id: rhcos, version: "4.16"}\n')
+    p = plan(read_inputs(tmp_path / "values.yaml", tmp_path / "overlays"))
+    (problem,) = [x for x in p.errors if x.code == "openshift-unsupported"]
+    assert (problem.line, problem.column, problem.pointer) == (3, 16, "/cluster/capabilities/openshift")
+    assert "Driver Toolkit" in problem.message and problem.hint
