@@ -62,9 +62,9 @@ GRANTS: dict[str, Grant] = {
         },
         rules(
             "core nodes get,list,watch,patch,update",
-            "core pods get,list,watch,delete",
+            "core pods get,list,watch",
             "core pods/eviction create",
-            "apps daemonsets get,list",
+            "apps daemonsets get",
             "resource.k8s.io resourceclaims get,list",
             "config.openshift.io clusterversions get,list",
         )

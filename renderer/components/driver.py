@@ -380,7 +380,7 @@ def _manager_container(model: Model, driver: dict[str, Any]) -> Obj:
 
 def _module_sidecar(name: str, image: str, section: dict[str, Any], install: str, module: str, pool: Pool) -> Obj:
     """A kernel-module sidecar (nvidia-fs, gdrdrv) that builds once the driver root is up."""
-    wait = "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep -q nvidia; do echo waiting for the nvidia driver to be installed; sleep 10; done"
+    wait = "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done"
     ctr: Obj = {
         "name": name,
         "image": image,
@@ -395,7 +395,7 @@ def _module_sidecar(name: str, image: str, section: dict[str, Any], install: str
             *_repo_cert(pool)[0],
         ],
         "startupProbe": {
-            "exec": {"command": ["sh", "-c", f"lsmod | grep -q {module}"]},
+            "exec": {"command": ["sh", "-c", f"lsmod | grep {module}"]},
             "initialDelaySeconds": 10,
             "periodSeconds": 10,
             "timeoutSeconds": 10,
@@ -573,16 +573,17 @@ def set_config_digest(spec: Obj) -> None:
 
 
 def rbac(model: Model) -> list[Obj]:
-    """What k8s-driver-manager needs: pause operands (node labels), evict GPU pods, drain; from
-    v26.7 (k8s-driver-manager v0.12) it also resolves pods' ResourceClaims to find DRA GPU pods."""
+    """The operator's driver ClusterRole: what k8s-driver-manager calls to pause operands (node
+    labels), cordon, evict GPU pods and drain (the drain helper GETs a pod's DaemonSet); from
+    v26.7 (k8s-driver-manager v0.12) it also GETs pods' ResourceClaims to find DRA GPU pods."""
     rules = [
         c.rule([""], ["nodes"], ["get", "list", "watch", "patch", "update"]),
-        c.rule([""], ["pods"], ["get", "list", "watch", "delete"]),
+        c.rule([""], ["pods"], ["get", "list", "watch"]),
         c.rule([""], ["pods/eviction"], ["create"]),
     ]
     if model.release == "v26.7":
         rules.append(c.rule(["resource.k8s.io"], ["resourceclaims"], ["get", "list"]))
-    rules.append(c.rule(["apps"], ["daemonsets"], ["get", "list"]))
+    rules.append(c.rule(["apps"], ["daemonsets"], ["get"]))
     return [c.service_account(NAME, model), c.cluster_role(NAME, rules), c.cluster_role_binding(NAME, model)]
 
 
