@@ -32,9 +32,13 @@ PRE_INSTALLED = "pre-installed"
 DEFAULT_DRIVER_INSTALL_DIR = "/run/nvidia/driver"
 
 
-def validation_security() -> Obj:
-    """Security context of the validator's init containers (a fresh dict: no shared YAML anchors)."""
-    return {"privileged": True, "runAsUser": 0, "seLinuxOptions": {"level": "s0"}}
+def validation_security(selinux: bool = False) -> Obj:
+    """Security context of the validator's init containers (a fresh dict: no shared YAML anchors):
+    root, as the operator's transform sets; the driver validation also gets the ``s0`` level."""
+    out: Obj = {"privileged": True, "runAsUser": 0}
+    if selinux:
+        out["seLinuxOptions"] = {"level": "s0"}
+    return out
 
 VERSION_LABELS = ("helm.sh/chart", "app.kubernetes.io/version")
 """Labels that change with every release: kept off pod templates that must not restart for them."""
@@ -273,7 +277,7 @@ def driver_validation_init(model: Model) -> Obj:
         mount("host-root", "/host", read_only=True, propagation="HostToContainer"),
         mount("host-dev-char", "/host-dev-char"),
     ]
-    ctr = validation_container(model, "driver", env, mounts)
+    ctr = validation_container(model, "driver", env, mounts, validation_security(selinux=True))
     ctr["args"] = [DRIVER_GATE]
     return copy.deepcopy(ctr)
 

@@ -41,12 +41,13 @@ def _workload_env(model: Model) -> list[tuple[str, str]]:
     """What the validations that start a workload pod need to build it like this pod."""
     v = model.section("validator")
     secrets = [s if isinstance(s, str) else str(s.get("name")) for s in v.get("imagePullSecrets") or []]
-    return [
-        ("VALIDATOR_IMAGE", c.validator_image(model)),
-        ("VALIDATOR_IMAGE_PULL_POLICY", str(v.get("imagePullPolicy", "IfNotPresent"))),
-        ("VALIDATOR_IMAGE_PULL_SECRETS", ",".join(secrets)),
-        ("VALIDATOR_RUNTIME_CLASS", c.runtime_class_name(model) or ""),
-    ]
+    pairs = [("VALIDATOR_IMAGE", c.validator_image(model)), ("VALIDATOR_IMAGE_PULL_POLICY", str(v.get("imagePullPolicy", "IfNotPresent")))]
+    if secrets:  # the operator sets these two only when there is something to say
+        pairs.append(("VALIDATOR_IMAGE_PULL_SECRETS", ",".join(secrets)))
+    runtime_class = c.runtime_class_name(model)
+    if runtime_class:
+        pairs.append(("VALIDATOR_RUNTIME_CLASS", runtime_class))
+    return pairs
 
 
 def init_chain(model: Model) -> list[Obj]:
@@ -70,9 +71,9 @@ def daemonset(model: Model) -> Obj:
         "image": c.validator_image(model),
         "imagePullPolicy": v.get("imagePullPolicy", "IfNotPresent"),
         "command": ["sh", "-c"],
-        "args": ["echo all validations are successful; sleep infinity"],
+        "args": ["echo all validations are successful; while true; do sleep 86400; done"],
         "securityContext": {"privileged": True, "runAsUser": 0},
-        "lifecycle": {"preStop": {"exec": {"command": ["/bin/sh", "-c", f"rm -f {c.VALIDATIONS_DIR}/*-ready"]}}},
+        "lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", f"rm -f {c.VALIDATIONS_DIR}/*-ready"]}}},
         "volumeMounts": [c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation="Bidirectional")],
     }
     c.apply_container_settings(main, v, args=False)
@@ -82,7 +83,7 @@ def daemonset(model: Model) -> Obj:
         "containers": [main],
         "volumes": [
             c.host_path("run-nvidia-validations", c.VALIDATIONS_DIR, "DirectoryOrCreate"),
-            c.host_path("driver-install-dir", c.driver_install_dir(model), "DirectoryOrCreate"),
+            c.host_path("driver-install-dir", c.driver_install_dir(model)),
             *c.host_root_volumes(model),
         ],
     }

@@ -33,6 +33,21 @@ def case_values(name: str) -> dict[str, Any]:
     return values
 
 
+@cache
+def operand_cases() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((HERE / "operand_cases.yaml").read_text(encoding="utf-8"))
+    return data
+
+
+POOL = {"name": "ubuntu2204", "os": {"id": "ubuntu", "version": "22.04"}}
+
+
+def rendered_operand(name: str) -> set[str]:
+    case = operand_cases()[name]
+    values = deep_merge({"nodePools": [POOL]}, case["policy"])
+    return object_facts(rendered_objects(values, case["component"]))
+
+
 def expected(name: str) -> set[str]:
     return set(yaml.safe_load((HERE / "expected" / f"{name}.yaml").read_text(encoding="utf-8")))
 

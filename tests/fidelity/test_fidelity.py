@@ -23,12 +23,19 @@ RENDERED = [c for c in CASES if not h.driver_cases()["cases"][c].get("refused")]
 
 def test_every_operator_driver_golden_has_a_case() -> None:
     assert len(CASES) == 16
-    assert sorted(p.stem for p in (h.HERE / "expected").glob("*.yaml")) == RENDERED
+    assert sorted(p.stem for p in (h.HERE / "expected").glob("*.yaml")) == sorted([*RENDERED, *h.operand_cases()])
 
 
 @pytest.mark.parametrize("case", RENDERED)
 def test_driver_golden_facts(case: str) -> None:
     matched, total, unlisted = h.compare(case, h.expected(case), h.rendered(case))
+    print(f"\n{case}: {matched}/{total} facts of the operator's objects rendered as they are")
+    assert not unlisted, "differences not in tests/fidelity/differences.yaml:\n" + "\n".join(unlisted)
+
+
+@pytest.mark.parametrize("case", sorted(h.operand_cases()))
+def test_operand_facts(case: str) -> None:
+    matched, total, unlisted = h.compare(case, h.expected(case), h.rendered_operand(case))
     print(f"\n{case}: {matched}/{total} facts of the operator's objects rendered as they are")
     assert not unlisted, "differences not in tests/fidelity/differences.yaml:\n" + "\n".join(unlisted)
 
@@ -43,8 +50,9 @@ def test_openshift_goldens_are_refused(case: str, tmp_path: Path) -> None:
 def test_every_allowed_difference_is_used() -> None:
     """A listed difference that no case shows any more is stale: remove it."""
     used = set()
-    for case in RENDERED:
-        want, got = h.expected(case), h.rendered(case)
+    pairs = [(c, h.rendered(c)) for c in RENDERED] + [(c, h.rendered_operand(c)) for c in h.operand_cases()]
+    for case, got in pairs:
+        want = h.expected(case)
         for d in h.differences():
             facts = want - got if d.side == "missing" else got - want
             if any(d.allows(d.side, case, f) for f in facts):
