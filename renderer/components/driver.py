@@ -271,8 +271,8 @@ def _config_mounts(pool: Pool, driver: dict[str, Any]) -> tuple[list[Obj], list[
 
 def _subscription_mounts(model: Model, pool: Pool) -> tuple[list[Obj], list[Obj]]:
     """RHEL/SLES entitlement files from the host (not on OpenShift, not with CRI-O, not with a
-    RHEL repo config, as upstream)."""
-    if model.values["cluster"].get("capabilities", {}).get("openshift") or (pool.runtime == "crio" and pool.os_id == "rhel"):
+    RHEL repo config, not for precompiled drivers, as upstream)."""
+    if model.values["cluster"].get("capabilities", {}).get("openshift") or (pool.runtime == "crio" and pool.os_id == "rhel") or pool.precompiled:
         return [], []
     repo = _sub(pool.driver, "repoConfig")
     if pool.os_id == "rhel" and (repo.get("configMapName") or repo.get("name")):

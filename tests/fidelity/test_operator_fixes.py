@@ -259,3 +259,22 @@ def test_openshift_is_refused_with_its_place_and_a_hint(tmp_path: Path) -> None:
     (problem,) = [x for x in p.errors if x.code == "openshift-unsupported"]
     assert (problem.line, problem.column, problem.pointer) == (3, 16, "/cluster/capabilities/openshift")
     assert "Driver Toolkit" in problem.message and problem.hint
+
+
+def test_fleet_vgpu_manager_image_builds_a_chart_for_vgpu_host_pools(tmp_path: Path) -> None:
+    """The chart's per-pool values carry the fleet driver's image keys: they must not pass for
+    the pool's own vGPU manager image (the chart check failed: ChartMismatch, exit 3)."""
+    from renderer.emit import helm
+    from renderer.inputs import read_inputs
+    from renderer.pipeline import plan
+
+    (tmp_path / "values.yaml").write_text(
+        "nodePools:\n  - name: hosts\n    os: {id: ubuntu, version: '22.04'}\n    driver: {driverType: vgpu-host-manager}\n"
+        "vgpuManager: {repository: registry.example.com/nvidia, version: 595.91.07}\n"
+    )
+    p = plan(read_inputs(tmp_path / "values.yaml", tmp_path / "overlays"))
+    assert p.base is not None and not p.errors
+    chart = helm.analyse(p.base)
+    (d,) = [o for o in helm.static_objects(p.base) if o["kind"] == "DaemonSet" and o["metadata"]["name"].startswith("nvidia-vgpu-manager")]
+    assert ctr(d["spec"]["template"]["spec"], "nvidia-driver-ctr")["image"] == "registry.example.com/nvidia/vgpu-manager:595.91.07-ubuntu22.04"
+    assert chart.templates
