@@ -193,7 +193,30 @@ def pool_rules(located: Located, defaulted: dict[str, Any] | None = None) -> lis
     from renderer.components import dra_rules  # resourceAllocation: dra
 
     problems += dra_rules.rules(located, values)
+    problems += _openshift(located, values)
     return problems
+
+
+def _openshift(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """OpenShift is refused until it is rendered whole (docs/fidelity.md): the operator's Driver
+    Toolkit sidecar, per-RHCOS driver DaemonSets, OPENSHIFT_VERSION, cluster proxy and trusted
+    CA, and SecurityContextConstraints are not rendered, and half of them would not run."""
+    caps = (values.get("cluster") or {}).get("capabilities") or {}
+    if not caps.get("openshift"):
+        return []
+    pointer = "/cluster/capabilities/openshift"
+    file, line, col = located.locate(pointer if pointer in located.origins else "/cluster")
+    return [
+        Problem(
+            file,
+            line,
+            col,
+            pointer,
+            "OpenShift is not supported yet: gpu-render does not render the Driver Toolkit sidecar, per-RHCOS driver DaemonSets, proxy/trusted CA or SecurityContextConstraints that the GPU Operator deploys there",
+            hint="deploy the GPU Operator (OLM) on OpenShift clusters; remove cluster.capabilities.openshift to render for other clusters",
+            code="openshift-unsupported",
+        )
+    ]
 
 
 def _vgpu_manager_image(located: Located, values: dict[str, object]) -> list[Problem]:

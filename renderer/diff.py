@@ -464,9 +464,10 @@ def rollout(obj: Obj | None, component: str) -> str:
     return f"the DaemonSet controller rolls {budget} {unit} at a time"
 
 
-def classify(component: str, kind: str, op: str, paths: list[FieldPath], pools: tuple[str, ...], name: str = "", obj: Obj | None = None) -> tuple[Cause, ...]:
+def classify(component: str, kind: str, op: str, paths: list[FieldPath], pools: tuple[str, ...], name: str = "", obj: Obj | None = None, *, digests: bool = False) -> tuple[Cause, ...]:
     """Disruption causes of one object change (``paths``: the non-noise changed fields;
-    ``obj``: the new object, whose update strategy says how its pods are replaced)."""
+    ``obj``: the new object, whose update strategy says how its pods are replaced;
+    ``digests``: both sides are driver pods carrying ``DRIVER_CONFIG_DIGEST``)."""
     comp_cls = COMPONENT_CLASSES.get(component, "pod-restart")
     label = f"{component} {kind}/{name}" if name else f"{component} {kind}"
     if kind in LABEL_RULE_KINDS:
@@ -490,7 +491,7 @@ def classify(component: str, kind: str, op: str, paths: list[FieldPath], pools: 
     for (cls, why), names in hits.items():
         causes.append(Cause(cls, f"{label}: " + why.format(names=", ".join(names)), pools))
     if template is not None and any(p[: len(template)] == template for p in paths):
-        causes.append(Cause(comp_cls, f"{label}: pod template changes, {rollout(obj, component)}", pools))
+        causes.append(_template_cause(comp_cls, label, paths, pools, digests, rollout(obj, component)))
     elif kind in CONFIG_KINDS and any(p[:1] in (("data",), ("binaryData",), ("stringData",)) for p in paths):
         cls = COMPONENT_CLASSES.get(component, "none")
         causes.append(Cause(cls, f"{label}: configuration of {component} changes", pools))
@@ -498,6 +499,21 @@ def classify(component: str, kind: str, op: str, paths: list[FieldPath], pools: 
         only_meta = all(p[:1] == ("metadata",) for p in paths)
         causes.append(Cause("none", f"{label}: {'metadata only' if only_meta else 'no pod template change'}", pools))
     return tuple(dict.fromkeys(causes))
+
+
+DIGEST_ENV = "DRIVER_CONFIG_DIGEST"
+DIGEST_PATH = re.compile(r"env\[name=DRIVER_CONFIG_DIGEST\]")
+
+
+def _template_cause(comp_cls: str, label: str, paths: list[FieldPath], pools: tuple[str, ...], digests: bool, how: str) -> Cause:
+    """A pod template change (``how``: how its pods are replaced); between driver pods with
+    ``DRIVER_CONFIG_DIGEST``, the digest says reinstall (it changes) or restart-only (it stays:
+    the driver and its modules stay loaded)."""
+    if not digests:
+        return Cause(comp_cls, f"{label}: pod template changes, {how}", pools)
+    if any(DIGEST_PATH.search(format_path(p)) for p in paths):
+        return Cause(comp_cls, f"{label}: DRIVER_CONFIG_DIGEST changes: replaced driver pods reinstall the driver; {how}", pools)
+    return Cause("pod-restart", f"{label}: DRIVER_CONFIG_DIGEST unchanged: replaced driver pods restart without a reinstall (restart-only); {how}", pools)
 
 
 # --------------------------------------------------------------------------------------
@@ -575,7 +591,8 @@ def diff_scope(scope: str, old: Scope, new: Scope, pools: Iterable[str] = ()) ->
         real = [p for p, _, _, noise in raw if not noise]
         comp = new[k].component
         pl = pools_of(k.name, pool_names)
-        causes = classify(comp, k.kind, "changed", real, pl, k.name, new[k].obj) if real else ()
+        digests = comp == "driver" and DIGEST_ENV in str(old[k].obj) and DIGEST_ENV in str(new[k].obj)
+        causes = classify(comp, k.kind, "changed", real, pl, k.name, new[k].obj, digests=digests) if real else ()
         out.append(ObjectChange(scope, comp, *k, "changed", fields, causes))
     for k in sorted(added):
         comp = new[k].component

@@ -201,7 +201,10 @@ def _driver_source(values: dict[str, Any], pool: dict[str, Any]) -> tuple[dict[s
 
 def _vgpu_section(values: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
     """``vgpuManager`` with the image keys a vgpu-host-manager pool sets in its own ``driver``."""
-    keys: dict[str, Any] = {k: own[k] for k in ("repository", "image", "version") if k in own}
+    fleet = values.get("driver") or {}
+    # A key the pool states only counts when it is the pool's own: a pool entry that carries the
+    # fleet driver's settings merged in (the chart's per-pool values do) keeps vgpuManager's image.
+    keys: dict[str, Any] = {k: own[k] for k in ("repository", "image", "version") if k in own and own[k] != fleet.get(k)}
     return merged_view(values.get("vgpuManager") or {}, keys)
 
 

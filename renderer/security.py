@@ -62,9 +62,9 @@ GRANTS: dict[str, Grant] = {
         },
         rules(
             "core nodes get,list,watch,patch,update",
-            "core pods get,list,watch,delete",
+            "core pods get,list,watch",
             "core pods/eviction create",
-            "apps daemonsets get,list",
+            "apps daemonsets get",
             "resource.k8s.io resourceclaims get,list",
             "config.openshift.io clusterversions get,list",
         )
@@ -87,8 +87,9 @@ GRANTS: dict[str, Grant] = {
             "host-path": _MARKERS,
             "writable-host-mount": "writes the *-ready validation markers other components wait for",
         },
-        rules("core pods create,get,list,watch,update,patch,delete", "apps daemonsets get,list,watch", "core nodes get,list,watch") | _OPENSHIFT,
-        "starts the CUDA validation pod and reads the node's allocatable GPUs",
+        # exactly the v26.7 nvidia-validator's calls (cmd/nvidia-validator/main.go)
+        rules("core pods create,delete,get,list", "apps daemonsets get,list", "core nodes get") | _OPENSHIFT,
+        "starts the CUDA/plugin validation pods, lists the driver DaemonSets and reads its node's allocatable GPUs",
     ),
     "device-plugin": Grant(
         {

@@ -35,9 +35,13 @@ PRE_INSTALLED = "pre-installed"
 DEFAULT_DRIVER_INSTALL_DIR = "/run/nvidia/driver"
 
 
-def validation_security() -> Obj:
-    """Security context of the validator's init containers (a fresh dict: no shared YAML anchors)."""
-    return {"privileged": True, "runAsUser": 0, "seLinuxOptions": {"level": "s0"}}
+def validation_security(selinux: bool = False) -> Obj:
+    """Security context of the validator's init containers (a fresh dict: no shared YAML anchors):
+    root, as the operator's transform sets; the driver validation also gets the ``s0`` level."""
+    out: Obj = {"privileged": True, "runAsUser": 0}
+    if selinux:
+        out["seLinuxOptions"] = {"level": "s0"}
+    return out
 
 VERSION_LABELS = ("helm.sh/chart", "app.kubernetes.io/version")
 """Labels that change with every release: kept off pod templates that must not restart for them."""
@@ -232,6 +236,31 @@ def validation_container(model: Model, component: str, env: list[Obj], mounts: l
     return out
 
 
+DRIVER_GATE = f"""set -eu
+# The full driver gate of the operator's validator without an operator-owned driver DaemonSet:
+# nvidia-validator runs its driver-container checks (.driver-ctr-ready, GDS/GDRCopy/peermem) only
+# when a ClusterPolicy or NVIDIADriver owns the driver DaemonSet, so this script runs them itself.
+# driver-ready appears only once every check has passed.
+out={VALIDATIONS_DIR}/.driver-validation
+rm -f {VALIDATIONS_DIR}/driver-ready
+mkdir -p "$out"
+OUTPUT_DIR="$out" nvidia-validator
+if grep -q '^IS_HOST_DRIVER=false' "$out/driver-ready"; then
+  until [ -f {VALIDATIONS_DIR}/.driver-ctr-ready ]; do
+    echo waiting for the driver container to report ready
+    sleep 5
+  done
+  for check in GDS_ENABLED:nvidia-fs GDRCOPY_ENABLED:gdrcopy GPU_DIRECT_RDMA_ENABLED:nvidia-peermem; do
+    if grep -q "^${{check%%:*}}: true" {VALIDATIONS_DIR}/.driver-ctr-ready; then
+      COMPONENT="${{check#*:}}" nvidia-validator
+    fi
+  done
+fi
+mv "$out/driver-ready" {VALIDATIONS_DIR}/driver-ready
+"""
+"""What the driver validation runs (see docs/fidelity.md, "driver validation")."""
+
+
 def driver_validation_init(model: Model) -> Obj:
     """``nvidia-validator`` for the driver: waits for a working driver and writes ``driver-ready``.
 
@@ -251,7 +280,9 @@ def driver_validation_init(model: Model) -> Obj:
         mount("host-root", "/host", read_only=True, propagation="HostToContainer"),
         mount("host-dev-char", "/host-dev-char"),
     ]
-    return copy.deepcopy(validation_container(model, "driver", env, mounts))
+    ctr = validation_container(model, "driver", env, mounts, validation_security(selinux=True))
+    ctr["args"] = [DRIVER_GATE]
+    return copy.deepcopy(ctr)
 
 
 def _section_env(section: dict[str, Any], sub: str) -> list[Obj]:

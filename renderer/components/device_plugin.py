@@ -26,8 +26,19 @@ DEFAULT_MPS_ROOT = "/run/nvidia/mps"
 
 ENTRYPOINT = f"""#!/bin/sh
 # Device plugin entrypoint (gpu-render): wait for the driver validation, take over what it
-# found (driver root, host or containerized driver), then start the plugin.
-{c.WAIT_FOR_DRIVER_READY}exec nvidia-device-plugin "$@"
+# found (driver root, host or containerized driver), then start the plugin. As the operator's
+# entrypoint: a loaded gdrdrv / nvidia_fs module turns on the plugin's GDRCOPY_ENABLED /
+# GDS_ENABLED + MOFED_ENABLED (it then injects /dev/gdrdrv, /dev/nvidia-fs*, /dev/infiniband),
+# unless the env already sets them.
+{c.WAIT_FOR_DRIVER_READY}set +u
+if lsmod | grep -q '^gdrdrv '; then
+  [ -n "$GDRCOPY_ENABLED" ] || export GDRCOPY_ENABLED=true
+fi
+if lsmod | grep -q '^nvidia_fs '; then
+  [ -n "$GDS_ENABLED" ] || export GDS_ENABLED=true
+  [ -n "$MOFED_ENABLED" ] || export MOFED_ENABLED=true
+fi
+exec nvidia-device-plugin "$@"
 """
 
 

@@ -6,16 +6,23 @@ The image, node selector and DaemonSet name of each pool come resolved from
 Controller-less differences (see docs/fidelity.md): ``driver.upgradePolicy`` is carried out by
 the k8s-driver-manager init container (eviction/drain env) instead of the operator's upgrade
 controller, the DaemonSet is ``OnDelete`` and its pod template carries no release-bearing label.
-No ``DRIVER_CONFIG_DIGEST`` is set: a hash of the values would pin every driver setting at build
-time in the Helm chart, so a restarted driver pod always reinstalls.
+Each pool's DaemonSet is what the operator renders for one NVIDIADriver (``manifests/state-driver``):
+``args`` follow ``init``, pool ``labels``/``annotations``/``tolerations``/``priorityClassName`` apply,
+and a ``vgpu-host-manager`` pool gets the vGPU host manager's selector, mounts and grace period.
+Per imitated release (``cluster.operatorRelease``): v26.7 mounts ``/sys/devices/system`` and its
+startup probe waits for ``.driver-daemons-status`` to be ``Ready``; v26.3 and v25.10 mount
+``/sys/devices/system/memory/auto_online_blocks``. ``DRIVER_CONFIG_DIGEST`` is the operator's hash of
+the finished pod spec (:mod:`renderer.driverdigest`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from renderer import driverdigest
 from renderer.components import common as c
 from renderer.components.common import Obj
+from renderer.merge import merged_view
 from renderer.model import Model, Pool
 
 NAME = "nvidia-driver"
@@ -23,6 +30,9 @@ COMPONENT = "nvidia-driver"
 PROBE_CM = "nvidia-driver-startup-probe"
 PROBE_PATH = "/usr/local/bin/startup-probe.sh"
 READY_FILE = f"{c.VALIDATIONS_DIR}/.driver-ctr-ready"
+DAEMONS_STATUS_FILE = f"{c.VALIDATIONS_DIR}/.driver-daemons-status"
+VGPU_HOST = "vgpu-host-manager"
+DIGEST_ENV = "DRIVER_CONFIG_DIGEST"
 
 # Where each OS keeps package repositories and trusted CA certificates (the operator's maps,
 # extended to the RHEL rebuilds and SUSE that the OS-tag rule also knows).
@@ -63,16 +73,17 @@ SUBSCRIPTIONS: dict[str, list[tuple[str, str, str, str]]] = {
 SUBSCRIPTIONS["sl-micro"] = SUBSCRIPTIONS["sles"]
 
 STARTUP_PROBE_TEMPLATE = """#!/bin/sh
-# Driver container startup probe (gpu-render). Succeeds once the kernel module is loaded and
-# nvidia-smi answers, then publishes .driver-ctr-ready with the enabled extras (GDS, GDRCopy, RDMA).
+# Driver container startup probe (gpu-render). Succeeds once the kernel module is loaded,
+# @DAEMONS@and nvidia-smi answers; then publishes .driver-ctr-ready with the
+# enabled extras (GDS, GDRCopy, RDMA) that the driver validation checks next.
 set -eu
 mkdir -p "@DIR@"
-if [ ! -e /sys/module/nvidia/refcnt ]; then
-  echo "nvidia kernel module is not loaded yet"
+if [ ! -f /sys/module/nvidia/refcnt ]; then
+  echo "NVIDIA kernel module not loaded"
   exit 1
 fi
-if ! nvidia-smi >/dev/null 2>&1; then
-  echo "nvidia-smi does not answer yet"
+@DAEMONS_CHECK@if ! nvidia-smi; then
+  echo "nvidia-smi failed"
   exit 1
 fi
 tmp="@READY@.tmp"
@@ -80,7 +91,26 @@ printf 'GDRCOPY_ENABLED: %s\\nGDS_ENABLED: %s\\nGPU_DIRECT_RDMA_ENABLED: %s\\n' 
   "${GDRCOPY_ENABLED:-false}" "${GDS_ENABLED:-false}" "${GPU_DIRECT_RDMA_ENABLED:-false}" > "$tmp"
 mv "$tmp" "@READY@"
 """
-STARTUP_PROBE = STARTUP_PROBE_TEMPLATE.replace("@DIR@", c.VALIDATIONS_DIR).replace("@READY@", READY_FILE)
+DAEMONS_CHECK = """if [ -f "@STATUS@" ]; then
+  status=$(cat "@STATUS@")
+  if [ "$status" != "Ready" ]; then
+    echo "NVIDIA driver daemons are not ready; current status: $status"
+    exit 1
+  fi
+fi
+"""
+
+
+def startup_probe(release: str) -> str:
+    """The probe script of the imitated release: v26.7 also waits for the driver daemons."""
+    daemons = release == "v26.7"
+    check = DAEMONS_CHECK.replace("@STATUS@", DAEMONS_STATUS_FILE) if daemons else ""
+    text = STARTUP_PROBE_TEMPLATE.replace("@DAEMONS_CHECK@", check)
+    text = text.replace("@DAEMONS@", "the driver daemons report Ready (.driver-daemons-status) " if daemons else "")
+    return text.replace("@DIR@", c.VALIDATIONS_DIR).replace("@READY@", READY_FILE)
+
+
+STARTUP_PROBE = startup_probe("v26.7")
 
 
 def enabled(model: Model) -> bool:
@@ -96,6 +126,16 @@ def _sub(section: dict[str, Any], key: str) -> dict[str, Any]:
     value = section.get(key) or {}
     assert isinstance(value, dict)
     return value
+
+
+def extra(model: Model, pool: Pool, key: str) -> dict[str, Any]:
+    """``gds`` / ``gdrcopy`` of the fleet with the pool's ``driver.<key>`` over it."""
+    return merged_view(model.section(key), _sub(pool.driver, key))
+
+
+def extra_enabled(model: Model, pool: Pool, key: str) -> bool:
+    """GDS / GDRCopy on this pool (``nodePools[].driver.{gds,gdrcopy}.enabled`` wins); never for vGPU host pools."""
+    return pool.driver_type != VGPU_HOST and bool(extra(model, pool, key).get("enabled"))
 
 
 def manager_env(model: Model, driver: dict[str, Any]) -> list[Obj]:
@@ -128,23 +168,32 @@ def manager_env(model: Model, driver: dict[str, Any]) -> list[Obj]:
 
 
 def _rdma_pairs(driver: dict[str, Any]) -> list[tuple[str, str]]:
+    """``GPU_DIRECT_RDMA_ENABLED``, and ``USE_HOST_MOFED`` only when MOFED is the host's (as the operator)."""
     rdma = _sub(driver, "rdma")
     if not rdma.get("enabled"):
         return []
-    return [("GPU_DIRECT_RDMA_ENABLED", "true"), ("USE_HOST_MOFED", _flag(rdma.get("useHostMofed")))]
+    pairs = [("GPU_DIRECT_RDMA_ENABLED", "true")]
+    if rdma.get("useHostMofed"):
+        pairs.append(("USE_HOST_MOFED", "true"))
+    return pairs
 
 
-def _driver_env(model: Model, driver: dict[str, Any]) -> list[Obj]:
+def _driver_env(model: Model, pool: Pool) -> list[Obj]:
+    driver = pool.driver
     kmt = str(driver.get("kernelModuleType") or "auto")
     pairs: list[tuple[str, str]] = [("KERNEL_MODULE_TYPE", kmt)]
     if kmt == "open":
         pairs.append(("OPEN_KERNEL_MODULES_ENABLED", "true"))
-    if model.enabled("gds"):
+    if extra_enabled(model, pool, "gds"):
         pairs.append(("GDS_ENABLED", "true"))
-    if model.enabled("gdrcopy"):
+    if extra_enabled(model, pool, "gdrcopy"):
         pairs.append(("GDRCOPY_ENABLED", "true"))
     pairs += _rdma_pairs(driver)
-    env = [c.field_env("NODE_NAME", "spec.nodeName"), c.field_env("NODE_IP", "status.hostIP")]
+    env = [
+        {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"},
+        c.field_env("NODE_NAME", "spec.nodeName"),
+        c.field_env("NODE_IP", "status.hostIP"),
+    ]
     return c.env_list(extra=[*env, *c.env_list(*pairs), *(driver.get("env") or [])])
 
 
@@ -154,8 +203,41 @@ def _config_keys(section: dict[str, Any], name_key: str) -> tuple[str, list[str]
     return name, keys
 
 
+def _repo_cert(pool: Pool) -> tuple[list[Obj], list[Obj]]:
+    """Repo and CA ConfigMaps by OS: one file per declared key (the operator lists the keys from
+    the API). A repo ConfigMap with no declared keys is mounted whole at the repo directory."""
+    driver = pool.driver
+    mounts: list[Obj] = []
+    volumes: list[Obj] = []
+    repo_section = _sub(driver, "repoConfig")
+    repo, repo_keys = _config_keys(repo_section, "configMapName" if repo_section.get("configMapName") else "name")
+    if repo and pool.os_id in REPO_DIRS and not pool.precompiled:
+        volumes.append({"name": "repo-config", "configMap": {"name": repo}})
+        if repo_keys:
+            mounts += _per_key("repo-config", repo_keys, REPO_DIRS[pool.os_id])
+        else:
+            mounts.append({"name": "repo-config", "mountPath": REPO_DIRS[pool.os_id], "readOnly": True})
+    cert, cert_keys = _config_keys(_sub(driver, "certConfig"), "name")
+    if cert and pool.os_id in CERT_DIRS and not pool.precompiled:
+        volumes.append({"name": "cert-config", "configMap": {"name": cert}})
+        mounts += _per_key("cert-config", cert_keys, CERT_DIRS[pool.os_id])
+    return mounts, volumes
+
+
+def _per_key(volume: str, keys: list[str], directory: str) -> list[Obj]:
+    return [{"name": volume, "mountPath": f"{directory}/{key}", "subPath": key, "readOnly": True} for key in keys]
+
+
+def _kernel_module_config(driver: dict[str, Any]) -> tuple[list[Obj], list[Obj]]:
+    kmod, kmod_keys = _config_keys(_sub(driver, "kernelModuleConfig"), "name")
+    if not kmod:
+        return [], []
+    return _per_key("kernel-module-config", kmod_keys, "/drivers"), [{"name": "kernel-module-config", "configMap": {"name": kmod}}]
+
+
 def _config_mounts(pool: Pool, driver: dict[str, Any]) -> tuple[list[Obj], list[Obj]]:
-    """ConfigMap/Secret-backed files: repo and CA configs by OS, kernel module params, licensing.
+    """ConfigMap/Secret-backed files: repo and CA configs by OS, kernel module params, licensing,
+    virtual topology.
 
     The operator lists a ConfigMap's keys from the API and mounts one file per key, so the
     image's own files stay visible; with no API at build time the keys are declared in values
@@ -163,43 +245,55 @@ def _config_mounts(pool: Pool, driver: dict[str, Any]) -> tuple[list[Obj], list[
     """
     mounts: list[Obj] = []
     volumes: list[Obj] = []
-
-    def per_key(volume: str, cm: str, keys: list[str], directory: str) -> None:
-        volumes.append({"name": volume, "configMap": {"name": cm}})
-        for key in keys:
-            mounts.append({"name": volume, "mountPath": f"{directory}/{key}", "subPath": key, "readOnly": True})
-
-    repo_section = _sub(driver, "repoConfig")
-    repo, repo_keys = _config_keys(repo_section, "configMapName" if repo_section.get("configMapName") else "name")
-    if repo and pool.os_id in REPO_DIRS:
-        per_key("repo-config", repo, repo_keys, REPO_DIRS[pool.os_id])
-    cert, cert_keys = _config_keys(_sub(driver, "certConfig"), "name")
-    if cert and pool.os_id in CERT_DIRS:
-        per_key("cert-config", cert, cert_keys, CERT_DIRS[pool.os_id])
-    kmod, kmod_keys = _config_keys(_sub(driver, "kernelModuleConfig"), "name")
-    if kmod:
-        per_key("kernel-module-config", kmod, kmod_keys, "/drivers")
     licensing = _sub(driver, "licensingConfig")
     secret = str(licensing.get("secretName") or "")
-    if secret:
+    config_map = str(licensing.get("configMapName") or licensing.get("name") or "")
+    if secret or config_map:
         items = [{"key": "gridd.conf", "path": "gridd.conf"}]
         mounts.append({"name": "licensing-config", "mountPath": "/drivers/gridd.conf", "subPath": "gridd.conf", "readOnly": True})
         if licensing.get("nlsEnabled", True):
             token = "client_configuration_token.tok"
             items.append({"key": token, "path": token})
             mounts.append({"name": "licensing-config", "mountPath": f"/drivers/ClientConfigToken/{token}", "subPath": token, "readOnly": True})
-        volumes.append({"name": "licensing-config", "secret": {"secretName": secret, "items": items}})
-    return mounts, volumes
+        if secret:
+            volumes.append({"name": "licensing-config", "secret": {"secretName": secret, "items": items}})
+        else:
+            volumes.append({"name": "licensing-config", "configMap": {"name": config_map, "items": items}})
+    topology = str(_sub(driver, "virtualTopology").get("config") or "")
+    if topology:
+        conf = "nvidia-topologyd.conf"
+        mounts.append({"name": "topology-config", "mountPath": f"/etc/nvidia/{conf}", "subPath": conf, "readOnly": True})
+        volumes.append({"name": "topology-config", "configMap": {"name": topology, "items": [{"key": conf, "path": conf}]}})
+    kmod_mounts, kmod_volumes = _kernel_module_config(driver)
+    repo_mounts, repo_volumes = _repo_cert(pool)
+    return [*mounts, *kmod_mounts, *repo_mounts], [*volumes, *kmod_volumes, *repo_volumes]
 
 
 def _subscription_mounts(model: Model, pool: Pool) -> tuple[list[Obj], list[Obj]]:
-    """RHEL/SLES entitlement files from the host (not on OpenShift, not with CRI-O, as upstream)."""
-    if model.values["cluster"].get("capabilities", {}).get("openshift") or pool.runtime == "crio":
+    """RHEL/SLES entitlement files from the host (not on OpenShift, not with CRI-O, not with a
+    RHEL repo config, not for precompiled drivers, as upstream)."""
+    if model.values["cluster"].get("capabilities", {}).get("openshift") or (pool.runtime == "crio" and pool.os_id == "rhel") or pool.precompiled:
+        return [], []
+    repo = _sub(pool.driver, "repoConfig")
+    if pool.os_id == "rhel" and (repo.get("configMapName") or repo.get("name")):
         return [], []
     entries = SUBSCRIPTIONS.get(pool.os_id, [])
     mounts = [c.mount(name, ctr_path, read_only=True) for name, _, ctr_path, _ in entries]
     volumes = [c.host_path(name, host, kind) for name, host, _, kind in entries]
     return mounts, volumes
+
+
+def _sys_devices(model: Model) -> tuple[Obj, Obj]:
+    """v26.7 mounts all of ``/sys/devices/system`` (a Directory); earlier releases only the
+    memory auto-online switch."""
+    if model.release == "v26.7":
+        return c.mount("host-sys-devices-system", "/sys/devices/system"), c.host_path("host-sys-devices-system", "/sys/devices/system", "Directory")
+    path = "/sys/devices/system/memory/auto_online_blocks"
+    return c.mount("sysfs-memory-online", path), c.host_path("sysfs-memory-online", path)
+
+
+def _ready_files(model: Model) -> str:
+    return f"{READY_FILE} {DAEMONS_STATUS_FILE}" if model.release == "v26.7" else READY_FILE
 
 
 def _driver_container(model: Model, pool: Pool) -> Obj:
@@ -212,56 +306,67 @@ def _driver_container(model: Model, pool: Pool) -> Obj:
         c.mount("var-log", "/var/log"),
         c.mount("dev-log", "/dev/log"),
         c.mount("host-os-release", "/host-etc/os-release", read_only=True),
+    ]
+    if pool.driver_type == VGPU_HOST:
+        mounts += [c.mount("cgroup", "/sys/fs/cgroup"), c.mount("vfio", "/dev/vfio")]
+    mounts += [
         c.mount("mlnx-ofed-usr-src", "/run/mellanox/drivers/usr/src", propagation="HostToContainer"),
         c.mount("run-mellanox-drivers", "/run/mellanox/drivers", propagation="HostToContainer"),
-        c.mount("sysfs-memory-online", "/sys/devices/system/memory/auto_online_blocks"),
+        _sys_devices(model)[0],
         c.mount("firmware-search-path", "/sys/module/firmware_class/parameters/path"),
         c.mount("nv-firmware", "/lib/firmware"),
         {"name": "driver-startup-probe-script", "mountPath": PROBE_PATH, "subPath": "startup-probe.sh"},
     ]
     if pool.precompiled and pool.os_id in ("sles", "sl-micro"):
-        mounts.append(c.mount("lib-modules", "/lib/modules", read_only=True))
+        mounts.append(c.mount("lib-modules", "/run/host/lib/modules", read_only=True))
     ctr: Obj = {
         "name": "nvidia-driver-ctr",
         "image": pool.image,
         "imagePullPolicy": driver.get("imagePullPolicy", "IfNotPresent"),
         "command": ["nvidia-driver"],
-        "args": [str(a) for a in driver.get("args") or ["init"]],
-        "env": _driver_env(model, driver),
+        "args": ["init", *(str(a) for a in driver.get("args") or [])],
+        "env": _driver_env(model, pool),
         "securityContext": {"privileged": True, "seLinuxOptions": {"level": "s0"}},
         "volumeMounts": mounts,
-        "startupProbe": {
+    }
+    if pool.driver_type != VGPU_HOST:
+        # the vGPU host manager has no nvidia-smi probe and no ready file to withdraw (operator manifest)
+        ctr["startupProbe"] = {
             "exec": {"command": ["sh", PROBE_PATH]},
             "initialDelaySeconds": int(probe.get("initialDelaySeconds", 60)),
             "periodSeconds": int(probe.get("periodSeconds", 10)),
             "timeoutSeconds": int(probe.get("timeoutSeconds", 60)),
             "failureThreshold": int(probe.get("failureThreshold", 120)),
             "successThreshold": 1,
-        },
-        "lifecycle": {
-            "preStop": {
-                "exec": {"command": ["/bin/sh", "-c", f"rm -f {READY_FILE} {c.VALIDATIONS_DIR}/.driver-daemons-status"]}
-            }
-        },
-    }
+        }
+        ctr["lifecycle"] = {"preStop": {"exec": {"command": ["/bin/sh", "-c", f"rm -f {_ready_files(model)}"]}}}
+    _secret_env(ctr, driver)
+    _resources(ctr, driver)
+    return ctr
+
+
+def _secret_env(ctr: Obj, driver: dict[str, Any]) -> None:
     secret_env = str(driver.get("secretEnv") or "")
     if secret_env:
         ctr["envFrom"] = [{"secretRef": {"name": secret_env}}]
+
+
+def _resources(ctr: Obj, driver: dict[str, Any]) -> None:
+    """``driver.resources`` go on every container of the driver pod (as the operator sets them)."""
     if driver.get("resources"):
         ctr["resources"] = c.resources(driver)
-    return ctr
 
 
 def _manager_container(model: Model, driver: dict[str, Any]) -> Obj:
     manager = _sub(driver, "manager")
-    return {
+    ctr: Obj = {
         "name": "k8s-driver-manager",
         "image": c.image_ref(manager),
         "imagePullPolicy": manager.get("imagePullPolicy", "IfNotPresent"),
         "command": ["driver-manager"],
         "args": ["uninstall_driver"],
         "env": manager_env(model, driver),
-        "securityContext": {"privileged": True, "seLinuxOptions": {"level": "s0"}},
+        "securityContext": {"privileged": True},
         "volumeMounts": [
             c.mount("run-nvidia", "/run/nvidia", propagation="Bidirectional"),
             c.mount("host-root", "/host", read_only=True, propagation="HostToContainer"),
@@ -269,15 +374,17 @@ def _manager_container(model: Model, driver: dict[str, Any]) -> Obj:
             c.mount("run-mellanox-drivers", "/run/mellanox/drivers", propagation="HostToContainer"),
         ],
     }
+    _resources(ctr, driver)
+    return ctr
 
 
-def _module_sidecar(name: str, image: str, section: dict[str, Any], install: str, module: str, pull_policy: str) -> Obj:
+def _module_sidecar(name: str, image: str, section: dict[str, Any], install: str, module: str, pool: Pool) -> Obj:
     """A kernel-module sidecar (nvidia-fs, gdrdrv) that builds once the driver root is up."""
-    wait = "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep -q nvidia; do echo waiting for the nvidia driver to be installed; sleep 10; done"
+    wait = "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done"
     ctr: Obj = {
         "name": name,
         "image": image,
-        "imagePullPolicy": section.get("imagePullPolicy", pull_policy),
+        "imagePullPolicy": section.get("imagePullPolicy", pool.driver.get("imagePullPolicy", "IfNotPresent")),
         "command": ["bash", "-xc"],
         "args": [f"{wait}; exec {install} install"],
         "securityContext": {"privileged": True, "seLinuxOptions": {"level": "s0"}},
@@ -285,9 +392,10 @@ def _module_sidecar(name: str, image: str, section: dict[str, Any], install: str
             c.mount("run-nvidia", "/run/nvidia", propagation="HostToContainer"),
             c.mount("var-log", "/var/log"),
             c.mount("dev-log", "/dev/log", read_only=True),
+            *_repo_cert(pool)[0],
         ],
         "startupProbe": {
-            "exec": {"command": ["sh", "-c", f"lsmod | grep -q {module}"]},
+            "exec": {"command": ["sh", "-c", f"lsmod | grep {module}"]},
             "initialDelaySeconds": 10,
             "periodSeconds": 10,
             "timeoutSeconds": 10,
@@ -299,27 +407,33 @@ def _module_sidecar(name: str, image: str, section: dict[str, Any], install: str
         ctr["env"] = c.env_list(extra=section["env"])
     if section.get("args"):
         ctr["args"] = [str(a) for a in section["args"]]
+    _secret_env(ctr, pool.driver)
+    _resources(ctr, pool.driver)
     return ctr
 
 
 def _peermem_sidecar(pool: Pool) -> Obj:
     probe = {"exec": {"command": ["sh", "-c", "nvidia-driver probe_nvidia_peermem"]}}
-    return {
+    ctr: Obj = {
         "name": "nvidia-peermem-ctr",
         "image": pool.image,
         "imagePullPolicy": pool.driver.get("imagePullPolicy", "IfNotPresent"),
         "command": ["nvidia-driver"],
         "args": ["reload_nvidia_peermem"],
+        "env": c.env_list(("NVIDIA_VISIBLE_DEVICES", "void"), *_rdma_pairs(pool.driver)[1:]),
         "securityContext": {"privileged": True, "seLinuxOptions": {"level": "s0"}},
         "volumeMounts": [
             c.mount("run-nvidia", "/run/nvidia", propagation="Bidirectional"),
             c.mount("var-log", "/var/log"),
             c.mount("dev-log", "/dev/log", read_only=True),
             c.mount("run-mellanox-drivers", "/run/mellanox/drivers", propagation="HostToContainer"),
+            *_kernel_module_config(pool.driver)[0],
         ],
         "startupProbe": {**probe, "initialDelaySeconds": 10, "periodSeconds": 10, "timeoutSeconds": 10, "failureThreshold": 120, "successThreshold": 1},
         "livenessProbe": {**probe, "initialDelaySeconds": 30, "periodSeconds": 30, "timeoutSeconds": 10, "failureThreshold": 1, "successThreshold": 1},
     }
+    _resources(ctr, pool.driver)
+    return ctr
 
 
 def pool_image(pool: Pool, key: str) -> str:
@@ -337,6 +451,10 @@ def _volumes(model: Model, pool: Pool) -> list[Obj]:
         c.host_path("var-log", "/var/log"),
         c.host_path("dev-log", "/dev/log"),
         c.host_path("host-os-release", "/etc/os-release"),
+    ]
+    if pool.driver_type == VGPU_HOST:
+        vols += [c.host_path("cgroup", "/sys/fs/cgroup"), c.host_path("vfio", "/dev/vfio")]
+    vols += [
         c.host_path("run-nvidia-fabricmanager", "/run/nvidia-fabricmanager", "DirectoryOrCreate"),
         c.host_path("run-nvidia-topologyd", "/run/nvidia-topologyd", "DirectoryOrCreate"),
         c.host_path("mlnx-ofed-usr-src", mofed_src, "DirectoryOrCreate"),
@@ -345,12 +463,12 @@ def _volumes(model: Model, pool: Pool) -> list[Obj]:
         c.host_path("host-root", c.host_root(model)),
         c.host_path("host-sys", "/sys", "Directory"),
         c.host_path("firmware-search-path", "/sys/module/firmware_class/parameters/path"),
-        c.host_path("sysfs-memory-online", "/sys/devices/system/memory/auto_online_blocks"),
+        _sys_devices(model)[1],
         c.host_path("nv-firmware", f"{c.driver_install_dir(model)}/lib/firmware", "DirectoryOrCreate"),
         {"name": "driver-startup-probe-script", "configMap": {"name": PROBE_CM, "defaultMode": 0o755}},
     ]
     if pool.precompiled and pool.os_id in ("sles", "sl-micro"):
-        vols.append(c.host_path("lib-modules", "/lib/modules"))
+        vols.append(c.host_path("lib-modules", "/lib/modules", "Directory"))
     return vols
 
 
@@ -362,24 +480,24 @@ def pod_spec(model: Model, pool: Pool) -> Obj:
     sub_mounts, sub_volumes = _subscription_mounts(model, pool)
     driver_ctr["volumeMounts"] += cfg_mounts + sub_mounts
     volumes += cfg_volumes + sub_volumes
-    pull = str(pool.driver.get("imagePullPolicy", "IfNotPresent"))
-    if _sub(pool.driver, "rdma").get("enabled"):
+    if _sub(pool.driver, "rdma").get("enabled") and pool.driver_type != VGPU_HOST:
         containers.append(_peermem_sidecar(pool))
-    if model.enabled("gds"):
-        containers.append(_module_sidecar("nvidia-fs-ctr", pool_image(pool, "gds"), model.section("gds"), "nvidia-gds-driver", "nvidia_fs", pull))
-    if model.enabled("gdrcopy"):
-        containers.append(_module_sidecar("nvidia-gdrcopy-ctr", pool_image(pool, "gdrcopy"), model.section("gdrcopy"), "nvidia-gdrcopy-driver", "gdrdrv", pull))
+    if extra_enabled(model, pool, "gds"):
+        containers.append(_module_sidecar("nvidia-fs-ctr", pool_image(pool, "gds"), extra(model, pool, "gds"), "nvidia-gds-driver", "nvidia_fs", pool))
+    if extra_enabled(model, pool, "gdrcopy"):
+        containers.append(_module_sidecar("nvidia-gdrcopy-ctr", pool_image(pool, "gdrcopy"), extra(model, pool, "gdrcopy"), "nvidia-gdrcopy-driver", "gdrdrv", pool))
+    operand = "vgpu-manager" if pool.driver_type == VGPU_HOST else "driver"
     pod: Obj = {
         "serviceAccountName": NAME,
         "hostPID": True,
         "nodeSelector": dict(pool.node_selector),
         "affinity": {
-            **c.deploy_affinity("driver", exclude=("false", c.PAUSED, c.PRE_INSTALLED)),
+            **c.deploy_affinity(operand, exclude=("false", c.PAUSED, c.PRE_INSTALLED)),
             "podAntiAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": [
                     {
                         "labelSelector": {
-                            "matchExpressions": [{"key": "app.kubernetes.io/component", "operator": "In", "values": [COMPONENT]}]
+                            "matchExpressions": [{"key": "app.kubernetes.io/component", "operator": "In", "values": [COMPONENT, "nvidia-vgpu-manager"]}]
                         },
                         "topologyKey": "kubernetes.io/hostname",
                     }
@@ -390,6 +508,8 @@ def pod_spec(model: Model, pool: Pool) -> Obj:
         "containers": containers,
         "volumes": volumes,
     }
+    if pool.driver_type == VGPU_HOST:
+        pod["terminationGracePeriodSeconds"] = 120
     if pool.driver.get("hostNetwork"):
         pod["hostNetwork"] = True
         pod["dnsPolicy"] = "ClusterFirstWithHostNet"
@@ -430,47 +550,81 @@ def update_strategy(driver: dict[str, Any]) -> Obj:
     return {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": budget, "maxSurge": 0}}
 
 
+def _pull_secrets(model: Model, pool: Pool) -> list[Any]:
+    """Pull secrets of every image in the pod: driver, manager, and the enabled GDS / GDRCopy."""
+    out: list[Any] = []
+    lists = [pool.driver.get("imagePullSecrets"), _sub(pool.driver, "manager").get("imagePullSecrets")]
+    for key in ("gds", "gdrcopy"):
+        if extra_enabled(model, pool, key):
+            lists.append(extra(model, pool, key).get("imagePullSecrets"))
+    for items in lists:
+        for item in items or []:
+            if item not in out:
+                out.append(item)
+    return out
+
+
 def daemonset(model: Model, pool: Pool) -> Obj:
-    extra = {"nvidia.com/precompiled": _flag(pool.precompiled)}
-    pull = {"imagePullSecrets": list(pool.driver.get("imagePullSecrets") or [])}
+    labels = {"nvidia.com/node.os-version": pool.os_tag, "nvidia.com/precompiled": _flag(pool.precompiled)}
+    if pool.precompiled:
+        from renderer.driverimage import sanitize_kernel
+
+        labels["nvidia.com/precompiled.kernel-version"] = sanitize_kernel(pool.kernel)
+    own = {str(k): str(v) for k, v in (pool.driver.get("labels") or {}).items()}
+    labels.update(own)
+    component = "nvidia-vgpu-host-manager" if pool.driver_type == VGPU_HOST else COMPONENT
+    annotations = {str(k): str(v) for k, v in (pool.driver.get("annotations") or {}).items()}
     strategy = update_strategy(pool.driver)
     ds = c.daemonset(
         pool.daemonset_name,
         model,
-        operand="driver",
+        operand="vgpu-manager" if pool.driver_type == VGPU_HOST else "driver",
         pod_spec=pod_spec(model, pool),
-        component=COMPONENT,
-        section=pull,
+        component=component,
+        section={"imagePullSecrets": _pull_secrets(model, pool)},
         strategy=strategy,
-        pod_annotations={"kubectl.kubernetes.io/default-container": "nvidia-driver-ctr"},
-        extra_labels=extra,
+        pod_annotations={"kubectl.kubernetes.io/default-container": "nvidia-driver-ctr", **annotations},
+        extra_labels=labels,
         stable_pod_labels=True,
     )
+    if annotations:
+        ds["metadata"].setdefault("annotations", {}).update(annotations)
+    spec = ds["spec"]["template"]["spec"]
+    spec["tolerations"] += [dict(t) for t in pool.driver.get("tolerations") or []]
+    if pool.driver.get("priorityClassName"):
+        spec["priorityClassName"] = str(pool.driver["priorityClassName"])
+    set_config_digest(spec)
     if strategy["type"] == "RollingUpdate":
         ds["spec"]["minReadySeconds"] = MIN_READY_SECONDS
     return ds
 
 
+def set_config_digest(spec: Obj) -> None:
+    """``DRIVER_CONFIG_DIGEST`` on k8s-driver-manager and the driver container, computed from the
+    finished pod spec as the operator does: an unchanged digest lets a replaced driver pod skip
+    the reinstall (and the manager skip the GPU pod eviction)."""
+    value = driverdigest.of_pod_spec(spec)
+    for ctr in [*spec["initContainers"], *spec["containers"]]:
+        if ctr["name"] in ("k8s-driver-manager", "nvidia-driver-ctr"):
+            c.set_env(ctr.setdefault("env", []), DIGEST_ENV, value)
+
+
 def rbac(model: Model) -> list[Obj]:
-    """What k8s-driver-manager needs: pause operands (node labels), evict GPU pods, drain."""
-    return [
-        c.service_account(NAME, model),
-        c.cluster_role(
-            NAME,
-            [
-                c.rule([""], ["nodes"], ["get", "list", "watch", "patch", "update"]),
-                c.rule([""], ["pods"], ["get", "list", "watch", "delete"]),
-                c.rule([""], ["pods/eviction"], ["create"]),
-                c.rule(["apps"], ["daemonsets"], ["get", "list"]),
-                # with DRA, k8s-driver-manager checks that no pod still holds a GPU claim
-                *([c.rule(["resource.k8s.io"], ["resourceclaims"], ["get"])] if model.dra_pools else []),
-            ],
-        ),
-        c.cluster_role_binding(NAME, model),
+    """The operator's driver ClusterRole: what k8s-driver-manager calls to pause operands (node
+    labels), cordon, evict GPU pods and drain (the drain helper GETs a pod's DaemonSet); from
+    v26.7 (k8s-driver-manager v0.12) it also GETs pods' ResourceClaims to find DRA GPU pods."""
+    rules = [
+        c.rule([""], ["nodes"], ["get", "list", "watch", "patch", "update"]),
+        c.rule([""], ["pods"], ["get", "list", "watch"]),
+        c.rule([""], ["pods/eviction"], ["create"]),
     ]
+    if model.release == "v26.7" or model.dra_pools:  # with DRA it checks no pod still holds a GPU claim
+        rules.append(c.rule(["resource.k8s.io"], ["resourceclaims"], ["get", "list"]))
+    rules.append(c.rule(["apps"], ["daemonsets"], ["get"]))
+    return [c.service_account(NAME, model), c.cluster_role(NAME, rules), c.cluster_role_binding(NAME, model)]
 
 
 def build(model: Model) -> list[Obj]:
     labels = c.labels(NAME, COMPONENT)
-    probe = c.config_map(PROBE_CM, model, {"startup-probe.sh": STARTUP_PROBE}, lbls=labels)
+    probe = c.config_map(PROBE_CM, model, {"startup-probe.sh": startup_probe(model.release)}, lbls=labels)
     return [*rbac(model), probe, *(daemonset(model, pool) for pool in model.pools)]

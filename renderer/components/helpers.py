@@ -86,19 +86,23 @@ def default_workload(model: Model) -> str:
     return str(model.section("sandboxWorkloads").get("defaultWorkload", "container"))
 
 
-def validator_init(model: Model, name: str, script: str, *, propagation: str = "HostToContainer") -> Obj:
-    """An init container (validator image) that waits on marker files with a shell line."""
+def validator_init(model: Model, name: str, script: str, *, propagation: str = "HostToContainer", void: bool = True) -> Obj:
+    """An init container (validator image) that waits on marker files with a shell line
+    (``void``: with ``NVIDIA_VISIBLE_DEVICES=void``, where the operator's asset sets it)."""
     v = model.section("validator")
-    return {
+    out: Obj = {
         "name": name,
         "image": c.validator_image(model),
         "imagePullPolicy": v.get("imagePullPolicy", "IfNotPresent"),
         "command": ["sh", "-c"],
         "args": [script],
         "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}],
-        "securityContext": {"privileged": True},
+        "securityContext": {"privileged": True, "runAsUser": 0},
         "volumeMounts": [c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation=propagation)],
     }
+    if not void:
+        del out["env"]
+    return out
 
 
 def driver_manager_init(model: Model, key: str) -> Obj:

@@ -17,6 +17,17 @@ from renderer.model import Model
 
 NAME = "nvidia-operator-validator"
 
+# Exactly the API calls of the v26.7 nvidia-validator (cmd/nvidia-validator/main.go): the CUDA
+# and plugin workloads list/delete/create/get their pod and GET the validator DaemonSet for its
+# owner references; the driver validation LISTs the driver DaemonSets (isDriverManagedByOperator);
+# every validation GETs its node.
+def role_rules() -> list[Obj]:
+    return [c.rule([""], ["pods"], ["create", "delete", "get", "list"]), c.rule(["apps"], ["daemonsets"], ["get", "list"])]
+
+
+def cluster_role_rules() -> list[Obj]:
+    return [c.rule([""], ["nodes"], ["get"])]
+
 
 def _validation(model: Model, component: str, pairs: list[tuple[str, str]], *, fields: tuple[str, ...] = ()) -> Obj:
     v = model.section("validator")
@@ -30,12 +41,13 @@ def _workload_env(model: Model) -> list[tuple[str, str]]:
     """What the validations that start a workload pod need to build it like this pod."""
     v = model.section("validator")
     secrets = [s if isinstance(s, str) else str(s.get("name")) for s in v.get("imagePullSecrets") or []]
-    return [
-        ("VALIDATOR_IMAGE", c.validator_image(model)),
-        ("VALIDATOR_IMAGE_PULL_POLICY", str(v.get("imagePullPolicy", "IfNotPresent"))),
-        ("VALIDATOR_IMAGE_PULL_SECRETS", ",".join(secrets)),
-        ("VALIDATOR_RUNTIME_CLASS", c.runtime_class_name(model) or ""),
-    ]
+    pairs = [("VALIDATOR_IMAGE", c.validator_image(model)), ("VALIDATOR_IMAGE_PULL_POLICY", str(v.get("imagePullPolicy", "IfNotPresent")))]
+    if secrets:  # the operator sets these two only when there is something to say
+        pairs.append(("VALIDATOR_IMAGE_PULL_SECRETS", ",".join(secrets)))
+    runtime_class = c.runtime_class_name(model)
+    if runtime_class:
+        pairs.append(("VALIDATOR_RUNTIME_CLASS", runtime_class))
+    return pairs
 
 
 def init_chain(model: Model) -> list[Obj]:
@@ -47,7 +59,7 @@ def init_chain(model: Model) -> list[Obj]:
         _validation(model, "cuda", _workload_env(model), fields=("NODE_NAME", "OPERATOR_NAMESPACE")),
     ]
     if model.enabled("devicePlugin"):
-        pairs = [("WITH_WORKLOAD", "false"), ("MIG_STRATEGY", strategy)]
+        pairs = [("WITH_WORKLOAD", "false"), ("MIG_STRATEGY", strategy), *_workload_env(model)]
         chain.append(_validation(model, "plugin", pairs, fields=("NODE_NAME", "OPERATOR_NAMESPACE")))
     return chain
 
@@ -59,9 +71,9 @@ def daemonset(model: Model) -> Obj:
         "image": c.validator_image(model),
         "imagePullPolicy": v.get("imagePullPolicy", "IfNotPresent"),
         "command": ["sh", "-c"],
-        "args": ["echo all validations are successful; sleep infinity"],
-        "securityContext": {"privileged": True},
-        "lifecycle": {"preStop": {"exec": {"command": ["/bin/sh", "-c", f"rm -f {c.VALIDATIONS_DIR}/*-ready"]}}},
+        "args": ["echo all validations are successful; while true; do sleep 86400; done"],
+        "securityContext": {"privileged": True, "runAsUser": 0},
+        "lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", f"rm -f {c.VALIDATIONS_DIR}/*-ready"]}}},
         "volumeMounts": [c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation="Bidirectional")],
     }
     c.apply_container_settings(main, v, args=False)
@@ -71,7 +83,7 @@ def daemonset(model: Model) -> Obj:
         "containers": [main],
         "volumes": [
             c.host_path("run-nvidia-validations", c.VALIDATIONS_DIR, "DirectoryOrCreate"),
-            c.host_path("driver-install-dir", c.driver_install_dir(model), "DirectoryOrCreate"),
+            c.host_path("driver-install-dir", c.driver_install_dir(model)),
             *c.host_root_volumes(model),
         ],
     }
@@ -81,9 +93,9 @@ def daemonset(model: Model) -> Obj:
 def build(model: Model) -> list[Obj]:
     return [
         c.service_account(NAME, model),
-        c.role(NAME, model, [c.rule([""], ["pods"], ["create", "get", "list", "watch", "delete"])]),
+        c.role(NAME, model, role_rules()),
         c.role_binding(NAME, model),
-        c.cluster_role(NAME, [c.rule([""], ["nodes"], ["get", "list", "watch"])]),
+        c.cluster_role(NAME, cluster_role_rules()),
         c.cluster_role_binding(NAME, model),
         daemonset(model),
     ]

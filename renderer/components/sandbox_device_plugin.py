@@ -14,10 +14,12 @@ DS = f"{NAME}-daemonset"
 def wait_for(workload: str, marker: str, what: str) -> str:
     """Wait for the workload-type marker; then, on nodes of ``workload`` only, for ``marker``."""
     v = c.VALIDATIONS_DIR
+    name = marker.removesuffix("-ready")
+    waiting = f"{what} ..." if what.endswith("driver") else f"{what}..."  # the operator's asset text
     return (
         f"until [ -f {v}/workload-type ]; do echo waiting for workload type status file; sleep 5; done; "
-        f'if [ "$(cat {v}/workload-type)" != "{workload}" ]; then echo {what} not needed, skipping validation; exit 0; fi; '
-        f"until [ -f {v}/{marker} ]; do echo waiting for {what}...; sleep 5; done"
+        f'if [ "$(cat {v}/workload-type)" != "{workload}" ]; then echo {name} not needed, skipping validation; exit 0; fi; '
+        f"until [ -f {v}/{marker} ]; do echo waiting for {waiting}; sleep 5; done;"
     )
 
 

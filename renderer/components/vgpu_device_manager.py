@@ -49,7 +49,7 @@ def daemonset(model: Model) -> Obj:
     )
     pod: Obj = {
         "serviceAccountName": NAME,
-        "initContainers": [h.validator_init(model, "vgpu-manager-validation", WAIT, propagation="Bidirectional")],
+        "initContainers": [h.validator_init(model, "vgpu-manager-validation", WAIT, propagation="Bidirectional", void=False)],
         "containers": [container],
         "volumes": [
             {"name": "vgpu-config", "configMap": {"name": config_name(model) or DEFAULT_CONFIG}},

@@ -1,0 +1,127 @@
+"""Behaviour-bearing facts of rendered objects, as comparable strings.
+
+A fact is one thing a container or a pod does on a node, written so that the operator's object
+and gpu-render's can be compared as sets, whatever the object names: container x env
+name/value, mount path x volume source x options, probe, security context, image, command,
+args, resources, scheduling, pull secrets, labels that select, RBAC verb x resource.
+Names of the objects themselves (DaemonSet, ServiceAccount, volume names) are not facts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+Obj = dict[str, Any]
+
+SELECTING_LABELS = ("app.kubernetes.io/component", "nvidia.com/node.os-version", "nvidia.com/precompiled", "nvidia.com/precompiled.kernel-version")
+
+
+def _j(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _source(volume: Obj) -> str:
+    if "hostPath" in volume:
+        hp = volume["hostPath"]
+        return f"host:{hp['path']}" + (f"({hp['type']})" if hp.get("type") else "")
+    if "configMap" in volume:
+        cm = volume["configMap"]
+        items = ",".join(i["key"] for i in cm.get("items") or [])
+        return f"configMap:{cm.get('name')}" + (f"[{items}]" if items else "")
+    if "secret" in volume:
+        sec = volume["secret"]
+        items = ",".join(i["key"] for i in sec.get("items") or [])
+        return f"secret:{sec.get('secretName')}" + (f"[{items}]" if items else "")
+    if "emptyDir" in volume:
+        return "emptyDir"
+    return _j(volume)
+
+
+def _env(value: Obj) -> str:
+    if "value" in value or "valueFrom" not in value:
+        return f"{value['name']}={value.get('value', '')}"
+    ref = value["valueFrom"]
+    if "fieldRef" in ref:
+        return f"{value['name']}<-field:{ref['fieldRef']['fieldPath']}"
+    return f"{value['name']}<-{_j(ref)}"
+
+
+def container_facts(ctr: Obj, volumes: dict[str, Obj], role: str) -> set[str]:
+    name = f"{role} {ctr['name']}"
+    out = {f"{name} image {ctr.get('image')}", f"{name} pullPolicy {ctr.get('imagePullPolicy', 'IfNotPresent')}"}
+    if ctr.get("command"):
+        out.add(f"{name} command {_j(ctr['command'])}")
+    if ctr.get("args"):
+        out.add(f"{name} args {_j(ctr['args'])}")
+    for env in ctr.get("env") or []:
+        out.add(f"{name} env {_env(env)}")
+    for source in ctr.get("envFrom") or []:
+        out.add(f"{name} envFrom {_j(source)}")
+    for m in ctr.get("volumeMounts") or []:
+        vol = volumes.get(m["name"], {"missing": m["name"]})
+        opts = [f"sub={m['subPath']}" if m.get("subPath") else "", "ro" if m.get("readOnly") else "", m.get("mountPropagation", "")]
+        out.add(f"{name} mount {m['mountPath']} <- {_source(vol)} {' '.join(o for o in opts if o)}".rstrip())
+    for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+        if probe in ctr:
+            out.add(f"{name} {probe} {_j(ctr[probe])}")
+    if ctr.get("securityContext"):
+        out.add(f"{name} securityContext {_j(ctr['securityContext'])}")
+    if ctr.get("resources"):
+        out.add(f"{name} resources {_j(ctr['resources'])}")
+    if ctr.get("lifecycle"):
+        out.add(f"{name} lifecycle {_j(ctr['lifecycle'])}")
+    return out
+
+
+def pod_facts(obj: Obj) -> set[str]:
+    """Facts of a DaemonSet (its pod template and the labels that select it)."""
+    template = obj["spec"]["template"]
+    spec = template["spec"]
+    volumes = {v["name"]: v for v in spec.get("volumes") or []}
+    out: set[str] = set()
+    for ctr in spec.get("initContainers") or []:
+        out |= container_facts(ctr, volumes, "init")
+    for ctr in spec.get("containers") or []:
+        out |= container_facts(ctr, volumes, "container")
+    for key in ("hostPID", "hostIPC", "hostNetwork", "dnsPolicy", "terminationGracePeriodSeconds", "priorityClassName", "runtimeClassName"):
+        if key in spec:
+            out.add(f"pod {key} {spec[key]}")
+    for sel_key, sel_value in (spec.get("nodeSelector") or {}).items():
+        out.add(f"pod nodeSelector {sel_key}={sel_value}")
+    for tol in spec.get("tolerations") or []:
+        out.add(f"pod toleration {_j(tol)}")
+    for secret in spec.get("imagePullSecrets") or []:
+        out.add(f"pod imagePullSecret {secret['name']}")
+    anti = (spec.get("affinity") or {}).get("podAntiAffinity")
+    if anti:
+        out.add(f"pod podAntiAffinity {_j(anti)}")
+    for key, value in (template["metadata"].get("labels") or {}).items():
+        if key in SELECTING_LABELS:
+            out.add(f"pod label {key}={value}")
+    if obj["spec"].get("updateStrategy"):
+        out.add(f"updateStrategy {_j(obj['spec']['updateStrategy'])}")
+    return out
+
+
+def rbac_facts(obj: Obj) -> set[str]:
+    """``<Kind> <group>/<resource> <verb>`` for every verb of every rule."""
+    out: set[str] = set()
+    scope = "cluster" if obj["kind"] == "ClusterRole" else "namespace"
+    for rule in obj.get("rules") or []:
+        names = ",".join(rule.get("resourceNames") or [])
+        for group in rule.get("apiGroups") or [""]:
+            for resource in rule.get("resources") or []:
+                for verb in rule.get("verbs") or []:
+                    out.add(f"rbac {scope} {group or 'core'}/{resource}{'[' + names + ']' if names else ''} {verb}")
+    return out
+
+
+def object_facts(objs: list[Obj]) -> set[str]:
+    out: set[str] = set()
+    for obj in objs:
+        if obj["kind"] == "DaemonSet":
+            out |= pod_facts(obj)
+        elif obj["kind"] in ("Role", "ClusterRole"):
+            out |= rbac_facts(obj)
+    return out

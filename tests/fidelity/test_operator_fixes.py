@@ -1,0 +1,280 @@
+"""The operator-fidelity fixes, one behaviour per test (issue: operator fidelity, pool driver keys).
+
+Inputs are inline values; the facts asserted are the GPU Operator v26.7 ones (its driver
+manifests, ``object_controls.go`` and the validator's source), per imitated release where they differ.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from renderer.components import common as c
+from renderer.components.common import Obj
+from renderer.render import objects
+from tests.test_operands_a import UBUNTU, ctr, ds, env, find, model, mounts, pod
+
+VGPU_HOST = {"name": "hosts", "os": {"id": "ubuntu", "version": "22.04"}, "driver": {"driverType": "vgpu-host-manager"}}
+
+
+def driver_pod(extra: dict[str, Any] | None = None, pools: list[dict[str, Any]] | None = None, name: str = "nvidia-driver-daemonset-ubuntu2204") -> Obj:
+    return pod(ds(model(extra, pools or [UBUNTU]), "driver", name))
+
+
+def volumes(p: Obj) -> dict[str, Obj]:
+    return {v["name"]: v for v in p["volumes"]}
+
+
+@pytest.mark.parametrize(
+    ("release", "name", "path", "kind"),
+    [
+        ("v26.7", "host-sys-devices-system", "/sys/devices/system", "Directory"),
+        ("v26.3", "sysfs-memory-online", "/sys/devices/system/memory/auto_online_blocks", None),
+        ("v25.10", "sysfs-memory-online", "/sys/devices/system/memory/auto_online_blocks", None),
+    ],
+)
+def test_sys_devices_mount_follows_the_release(release: str, name: str, path: str, kind: str | None) -> None:
+    p = driver_pod({"cluster": {"operatorRelease": release}})
+    assert mounts(ctr(p, "nvidia-driver-ctr"))[path] == name
+    assert volumes(p)[name]["hostPath"] == ({"path": path, "type": kind} if kind else {"path": path})
+
+
+@pytest.mark.parametrize(("release", "checks"), [("v26.7", True), ("v26.3", False)])
+def test_startup_probe_waits_for_the_driver_daemons_in_v26_7(release: str, checks: bool) -> None:
+    objs = objects(model({"cluster": {"operatorRelease": release}}, [UBUNTU]))
+    (cm,) = find(objs, "driver", "ConfigMap", "nvidia-driver-startup-probe")
+    script = cm["data"]["startup-probe.sh"]
+    assert ('"$status" != "Ready"' in script) is checks
+    assert ".driver-daemons-status" in script if checks else ".driver-daemons-status" not in script
+    stop = ctr(driver_pod({"cluster": {"operatorRelease": release}}), "nvidia-driver-ctr")["lifecycle"]["preStop"]["exec"]["command"][-1]
+    assert (".driver-daemons-status" in stop) is checks
+
+
+def test_driver_resources_reach_every_container_of_the_pod() -> None:
+    res = {"limits": {"memory": "1Gi"}}
+    p = driver_pod({"driver": {"resources": res, "rdma": {"enabled": True}}, "gds": {"enabled": True}, "gdrcopy": {"enabled": True}})
+    names = [x["name"] for x in [*p["initContainers"], *p["containers"]]]
+    assert names == ["k8s-driver-manager", "nvidia-driver-ctr", "nvidia-peermem-ctr", "nvidia-fs-ctr", "nvidia-gdrcopy-ctr"]
+    assert all(ctr(p, n)["resources"] == res for n in names)
+
+
+def test_pull_secrets_secret_env_and_host_mofed() -> None:
+    p = driver_pod(
+        {
+            "driver": {"imagePullSecrets": ["drv"], "manager": {"imagePullSecrets": ["mgr"]}, "secretEnv": "creds", "rdma": {"enabled": True, "useHostMofed": True}},
+            "gds": {"enabled": True, "imagePullSecrets": ["gds"]},
+            "gdrcopy": {"enabled": True, "imagePullSecrets": ["gdr", "drv"]},
+        }
+    )
+    assert p["imagePullSecrets"] == [{"name": n} for n in ("drv", "mgr", "gds", "gdr")]
+    for name in ("nvidia-driver-ctr", "nvidia-fs-ctr", "nvidia-gdrcopy-ctr"):
+        assert ctr(p, name)["envFrom"] == [{"secretRef": {"name": "creds"}}]
+    for name in ("nvidia-driver-ctr", "nvidia-peermem-ctr", "k8s-driver-manager"):
+        assert env(ctr(p, name))["USE_HOST_MOFED"] == "true"
+    assert volumes(p)["mlnx-ofed-usr-src"]["hostPath"]["path"] == "/usr/src"
+
+
+def test_rdma_without_host_mofed_sets_no_use_host_mofed() -> None:
+    p = driver_pod({"driver": {"rdma": {"enabled": True}}})
+    assert all("USE_HOST_MOFED" not in env(ctr(p, n)) for n in ("nvidia-driver-ctr", "nvidia-peermem-ctr", "k8s-driver-manager"))
+
+
+def test_args_follow_init_and_the_driver_runs_with_runc() -> None:
+    drv = ctr(driver_pod({"driver": {"args": ["--debug"]}}), "nvidia-driver-ctr")
+    assert drv["args"] == ["init", "--debug"]
+    assert drv["env"][0] == {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}
+
+
+def test_anti_affinity_with_the_vgpu_manager_and_nvidiadriver_labels() -> None:
+    d = ds(model({}, [UBUNTU]), "driver", "nvidia-driver-daemonset-ubuntu2204")
+    term = d["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+    assert term["labelSelector"]["matchExpressions"][0]["values"] == ["nvidia-driver", "nvidia-vgpu-manager"]
+    for lbls in (d["metadata"]["labels"], d["spec"]["template"]["metadata"]["labels"]):
+        assert lbls["nvidia.com/node.os-version"] == "ubuntu22.04"
+        assert lbls["nvidia.com/precompiled"] == "false"
+
+
+def test_precompiled_pools_carry_the_kernel_label() -> None:
+    pool = {**UBUNTU, "kernel": "5.15.0-1040-nvidia", "driver": {"usePrecompiled": True, "version": "570"}}
+    (d,) = find(objects(model({}, [pool])), "driver", "DaemonSet")
+    assert d["metadata"]["labels"]["nvidia.com/precompiled.kernel-version"] == "5.15.0-1040-nvidia"
+
+
+def test_vgpu_host_manager_pool_is_the_operators_vgpu_manager_pod() -> None:
+    d = ds(model({"vgpuManager": {"repository": "registry.example.com/nvidia", "version": "595.91.07"}}, [VGPU_HOST]), "driver")
+    p = d["spec"]["template"]["spec"]
+    main = ctr(p, "nvidia-driver-ctr")
+    assert main["image"] == "registry.example.com/nvidia/vgpu-manager:595.91.07-ubuntu22.04"
+    assert "startupProbe" not in main and "lifecycle" not in main
+    assert mounts(main)["/dev/vfio"] == "vfio" and mounts(main)["/sys/fs/cgroup"] == "cgroup"
+    assert p["terminationGracePeriodSeconds"] == 120
+    assert d["metadata"]["labels"]["app.kubernetes.io/component"] == "nvidia-vgpu-host-manager"
+    expr = p["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"]
+    assert {"key": "nvidia.com/gpu.deploy.vgpu-manager", "operator": "NotIn", "values": ["false", c.PAUSED, c.PRE_INSTALLED]} in expr
+
+
+def test_pool_driver_keys_render() -> None:
+    pool = {
+        **UBUNTU,
+        "driver": {
+            "labels": {"team": "ml"},
+            "annotations": {"note": "x"},
+            "tolerations": [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}],
+            "priorityClassName": "gpu-critical",
+            "manager": {"imagePullSecrets": ["mgr"]},
+            "gds": {"enabled": True},
+            "gdrcopy": {"enabled": True},
+        },
+    }
+    d = ds(model({}, [pool]), "driver")
+    p = d["spec"]["template"]["spec"]
+    assert d["metadata"]["labels"]["team"] == "ml" and d["spec"]["template"]["metadata"]["labels"]["team"] == "ml"
+    assert d["metadata"]["annotations"]["note"] == "x" and d["spec"]["template"]["metadata"]["annotations"]["note"] == "x"
+    assert {"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"} in p["tolerations"]
+    assert p["priorityClassName"] == "gpu-critical"
+    assert {"name": "mgr"} in p["imagePullSecrets"]
+    assert [x["name"] for x in p["containers"]] == ["nvidia-driver-ctr", "nvidia-fs-ctr", "nvidia-gdrcopy-ctr"]
+    assert env(ctr(p, "nvidia-driver-ctr"))["GDS_ENABLED"] == "true"
+
+
+def test_pool_can_turn_fleet_gds_off() -> None:
+    pool = {**UBUNTU, "driver": {"gds": {"enabled": False}}}
+    p = pod(ds(model({"gds": {"enabled": True}}, [pool]), "driver"))
+    assert [x["name"] for x in p["containers"]] == ["nvidia-driver-ctr"]
+
+
+def test_licensing_config_map_virtual_topology_and_repo_config_without_keys() -> None:
+    p = driver_pod(
+        {
+            "driver": {
+                "licensingConfig": {"configMapName": "licensing", "nlsEnabled": False},
+                "virtualTopology": {"config": "topology"},
+                "repoConfig": {"configMapName": "repos"},
+            }
+        }
+    )
+    m = mounts(ctr(p, "nvidia-driver-ctr"))
+    assert m["/drivers/gridd.conf"] == "licensing-config"
+    assert volumes(p)["licensing-config"]["configMap"] == {"name": "licensing", "items": [{"key": "gridd.conf", "path": "gridd.conf"}]}
+    assert m["/etc/nvidia/nvidia-topologyd.conf"] == "topology-config"
+    assert volumes(p)["topology-config"]["configMap"]["name"] == "topology"
+    assert m["/etc/apt/sources.list.d"] == "repo-config"
+
+
+def test_repo_and_cert_configs_reach_the_module_sidecars() -> None:
+    p = driver_pod({"driver": {"repoConfig": {"configMapName": "repos", "keys": ["a.list"]}}, "gds": {"enabled": True}})
+    assert mounts(ctr(p, "nvidia-fs-ctr"))["/etc/apt/sources.list.d/a.list"] == "repo-config"
+
+
+@pytest.mark.parametrize(("release", "claims"), [("v26.7", True), ("v26.3", False), ("v25.10", False)])
+def test_driver_cluster_role_resource_claims_per_release(release: str, claims: bool) -> None:
+    (role,) = find(objects(model({"cluster": {"operatorRelease": release}}, [UBUNTU])), "driver", "ClusterRole")
+    rule = {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get", "list"]}
+    assert (rule in role["rules"]) is claims
+
+
+def test_validator_runs_as_root_and_plugin_validation_can_start_its_workload() -> None:
+    p = pod(ds(model({}, [UBUNTU]), "operator-validator"))
+    assert all(x["securityContext"]["runAsUser"] == 0 for x in [*p["initContainers"], *p["containers"]])
+    plugin = env(ctr(p, "plugin-validation"))
+    assert {"VALIDATOR_IMAGE", "VALIDATOR_IMAGE_PULL_POLICY", "VALIDATOR_RUNTIME_CLASS"} <= set(plugin)
+
+
+def test_device_plugin_entrypoint_keeps_the_module_checks() -> None:
+    (cm,) = find(objects(model({}, [UBUNTU])), "device-plugin", "ConfigMap", "nvidia-device-plugin-entrypoint")
+    script = cm["data"]["entrypoint.sh"]
+    for line in ("lsmod | grep -q '^gdrdrv '", "lsmod | grep -q '^nvidia_fs '", "GDRCOPY_ENABLED=true", "GDS_ENABLED=true", "MOFED_ENABLED=true"):
+        assert line in script
+
+
+# --- the driver gate, run for real under sh with a fake nvidia-validator ------------------
+
+
+FAKE_VALIDATOR = """#!/bin/sh
+echo "$COMPONENT" >> "$LOG"
+if [ "$COMPONENT" = driver ]; then
+  mkdir -p "$OUTPUT_DIR"
+  printf 'IS_HOST_DRIVER=%s\\nNVIDIA_DRIVER_ROOT=/run/nvidia/driver\\n' "$HOST" > "$OUTPUT_DIR/driver-ready"
+fi
+exit "${FAIL:-0}"
+"""
+
+
+def run_gate(tmp_path: Path, *, host: bool, ctr_ready: str | None, fail: str = "0") -> tuple[int, list[str], bool]:
+    validations = tmp_path / "validations"
+    validations.mkdir()
+    if ctr_ready is not None:
+        (validations / ".driver-ctr-ready").write_text(ctr_ready)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "nvidia-validator"
+    fake.write_text(FAKE_VALIDATOR)
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    script = c.driver_validation_init(model({}, [UBUNTU]))["args"][0].replace(c.VALIDATIONS_DIR, str(validations))
+    script = script.replace("sleep 5", "exit 7")  # a wait would loop forever in a test: stop instead
+    log = tmp_path / "log"
+    environ = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}", "LOG": str(log), "HOST": "true" if host else "false", "COMPONENT": "driver", "FAIL": fail}
+    sh = shutil.which("sh")
+    assert sh
+    done = subprocess.run([sh, "-c", script], env=environ, capture_output=True, text=True, check=False)
+    ran = log.read_text().split() if log.exists() else []
+    return done.returncode, ran, (validations / "driver-ready").exists()
+
+
+FEATURES = "GDRCOPY_ENABLED: true\nGDS_ENABLED: true\nGPU_DIRECT_RDMA_ENABLED: false\n"
+
+
+def test_gate_runs_the_driver_container_checks_the_operator_runs(tmp_path: Path) -> None:
+    code, ran, ready = run_gate(tmp_path, host=False, ctr_ready=FEATURES)
+    assert (code, ran, ready) == (0, ["driver", "nvidia-fs", "gdrcopy"], True)
+
+
+def test_gate_waits_for_the_driver_container_ready_file(tmp_path: Path) -> None:
+    code, ran, ready = run_gate(tmp_path, host=False, ctr_ready=None)
+    assert (code, ran, ready) == (7, ["driver"], False)
+
+
+def test_gate_skips_the_container_checks_for_a_host_driver(tmp_path: Path) -> None:
+    code, ran, ready = run_gate(tmp_path, host=True, ctr_ready=None)
+    assert (code, ran, ready) == (0, ["driver"], True)
+
+
+def test_gate_writes_no_driver_ready_when_a_check_fails(tmp_path: Path) -> None:
+    code, _ran, ready = run_gate(tmp_path, host=False, ctr_ready=FEATURES, fail="1")
+    assert code != 0 and not ready
+
+
+def test_openshift_is_refused_with_its_place_and_a_hint(tmp_path: Path) -> None:
+    from renderer.inputs import read_inputs
+    from renderer.pipeline import plan
+
+    (tmp_path / "values.yaml").write_text('cluster:\n  capabilities:\n    openshift: true\nnodePools:\n  - name: a\n    os: {id: rhcos, version: "4.16"}\n')
+    p = plan(read_inputs(tmp_path / "values.yaml", tmp_path / "overlays"))
+    (problem,) = [x for x in p.errors if x.code == "openshift-unsupported"]
+    assert (problem.line, problem.column, problem.pointer) == (3, 16, "/cluster/capabilities/openshift")
+    assert "Driver Toolkit" in problem.message and problem.hint
+
+
+def test_fleet_vgpu_manager_image_builds_a_chart_for_vgpu_host_pools(tmp_path: Path) -> None:
+    """The chart's per-pool values carry the fleet driver's image keys: they must not pass for
+    the pool's own vGPU manager image (the chart check failed: ChartMismatch, exit 3)."""
+    from renderer.emit import helm
+    from renderer.inputs import read_inputs
+    from renderer.pipeline import plan
+
+    (tmp_path / "values.yaml").write_text(
+        "nodePools:\n  - name: hosts\n    os: {id: ubuntu, version: '22.04'}\n    driver: {driverType: vgpu-host-manager}\n"
+        "vgpuManager: {repository: registry.example.com/nvidia, version: 595.91.07}\n"
+    )
+    p = plan(read_inputs(tmp_path / "values.yaml", tmp_path / "overlays"))
+    assert p.base is not None and not p.errors
+    chart = helm.analyse(p.base)
+    (d,) = [o for o in helm.static_objects(p.base) if o["kind"] == "DaemonSet" and o["metadata"]["name"].startswith("nvidia-vgpu-manager")]
+    assert ctr(d["spec"]["template"]["spec"], "nvidia-driver-ctr")["image"] == "registry.example.com/nvidia/vgpu-manager:595.91.07-ubuntu22.04"
+    assert chart.templates
