@@ -320,6 +320,9 @@ def shared_destinations(located: dict[str, Located], fleet: str = "fleet") -> li
 
 
 PER_CLUSTER_GITOPS = ("destination", "group", "targetRevision")
+"""Argo CD settings an overlay may give its cluster's Application."""
+CLUSTER_ONLY_GITOPS = ("userPatches",)
+"""Settings about the overlay itself (its hand-written patches), never the fleet's."""
 
 
 def _problem(located: Located, pointer: str, message: str, hint: str, code: str, severity: Severity = Severity.ERROR) -> Problem:
@@ -349,8 +352,10 @@ def gitops_rules(located: Located, cluster: str, defaulted: dict[str, Any] | Non
     own = sorted(p.split("/")[2] for p, (file, _, _) in located.key_origins.items() if p.count("/") == 2 and p.startswith("/gitops/") and file != located.default_file)
     for key in own:
         pointer = f"/gitops/{key}"
+        if key in CLUSTER_ONLY_GITOPS:
+            continue
         if key not in PER_CLUSTER_GITOPS:
-            problems.append(_problem(located, pointer, f"gitops.{key} is a fleet setting; a cluster's overlay cannot change it", "set it in values.yaml; an overlay may set gitops.destination, gitops.group and gitops.targetRevision", "gitops-per-cluster"))
+            problems.append(_problem(located, pointer, f"gitops.{key} is a fleet setting; a cluster's overlay cannot change it", "set it in values.yaml; an overlay may set gitops.destination, gitops.group, gitops.targetRevision and gitops.userPatches", "gitops-per-cluster"))
         elif gitops.get("generator") == "clusters" and gitops.get("layout", "applicationset") == "applicationset":
             where = {
                 "destination": "the destination is the selected Argo CD cluster secret's server",
