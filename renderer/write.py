@@ -45,6 +45,7 @@ import os
 import shutil
 import signal
 import stat
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass

@@ -54,7 +54,28 @@ updateStrategy:
     - sh
     - -c
   args:
-    - nvidia-validator
+    - |
+      set -eu
+      # The full driver gate of the operator's validator without an operator-owned driver DaemonSet:
+      # nvidia-validator runs its driver-container checks (.driver-ctr-ready, GDS/GDRCopy/peermem) only
+      # when a ClusterPolicy or NVIDIADriver owns the driver DaemonSet, so this script runs them itself.
+      # driver-ready appears only once every check has passed.
+      out=/run/nvidia/validations/.driver-validation
+      rm -f /run/nvidia/validations/driver-ready
+      mkdir -p "$out"
+      OUTPUT_DIR="$out" nvidia-validator
+      if grep -q '^IS_HOST_DRIVER=false' "$out/driver-ready"; then
+        until [ -f /run/nvidia/validations/.driver-ctr-ready ]; do
+          echo waiting for the driver container to report ready
+          sleep 5
+        done
+        for check in GDS_ENABLED:nvidia-fs GDRCOPY_ENABLED:gdrcopy GPU_DIRECT_RDMA_ENABLED:nvidia-peermem; do
+          if grep -q "^${check%%:*}: true" /run/nvidia/validations/.driver-ctr-ready; then
+            COMPONENT="${check#*:}" nvidia-validator
+          fi
+        done
+      fi
+      mv "$out/driver-ready" /run/nvidia/validations/driver-ready
   env:
     - name: WITH_WAIT
       value: 'true'
@@ -188,13 +209,14 @@ initContainers:
   args:
     - until [ -f /run/nvidia/validations/workload-type ]; do echo waiting for workload type status file; sleep
       5; done; if [ "$(cat /run/nvidia/validations/workload-type)" != "vm-passthrough" ]; then echo vfio-pci
-      driver not needed, skipping validation; exit 0; fi; until [ -f /run/nvidia/validations/vfio-pci-ready
-      ]; do echo waiting for vfio-pci driver...; sleep 5; done
+      not needed, skipping validation; exit 0; fi; until [ -f /run/nvidia/validations/vfio-pci-ready ]; do
+      echo waiting for vfio-pci driver ...; sleep 5; done;
   env:
     - name: NVIDIA_VISIBLE_DEVICES
       value: void
   securityContext:
     privileged: true
+    runAsUser: 0
   volumeMounts:
     - name: run-nvidia-validations
       mountPath: /run/nvidia/validations
