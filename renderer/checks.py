@@ -44,6 +44,9 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
             problems.append(Problem(file, line, col, pointer, f"duplicate node pool name {name!r}", hint=f"also used by /nodePools/{seen[name]}", code="pool-duplicate"))
         seen.setdefault(name, index)
     problems += pool_rules(located, defaulted)
+    from renderer.resolve import with_defaults
+
+    problems += sharing_rules(located, with_defaults(located.data) if defaulted is None else defaulted)
     return problems
 
 
@@ -183,4 +186,39 @@ def shared_destinations(located: dict[str, Located], fleet: str = "fleet") -> li
                     severity=Severity.WARNING,
                 )
             )
+    return problems
+
+
+def _at(located: Located, pointer: str, message: str, hint: str, code: str, severity: Severity = Severity.ERROR) -> Problem:
+    file, line, col = located.locate(pointer)
+    return Problem(file, line, col, pointer, message, hint=hint, code=code, severity=severity)
+
+
+def sharing_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """Device-plugin and MIG configs: what the pods mount must exist, what a pool names must be there."""
+    problems: list[Problem] = []
+    dp = values.get("devicePlugin") or {}
+    cfg = dp.get("config") or {}
+    data = cfg.get("data") or {}
+    if cfg.get("create") and not cfg.get("name"):
+        problems.append(_at(located, "/devicePlugin/config/create", "devicePlugin.config.create needs devicePlugin.config.name (the ConfigMap's name)", "set devicePlugin.config.name, e.g. time-slicing-config", "plugin-config-name"))
+    elif cfg.get("create") and not data:
+        problems.append(_at(located, "/devicePlugin/config/create", "devicePlugin.config.create with no data: the ConfigMap is empty and config-manager finds no configuration", "add the configs under devicePlugin.config.data, or set create: false and create the ConfigMap yourself", "plugin-config-data", Severity.WARNING))
+    default = str(cfg.get("default") or "")
+    if cfg.get("create") and data and default and default not in data:
+        problems.append(_at(located, "/devicePlugin/config/default", f"devicePlugin.config.default {default!r} is not a key of devicePlugin.config.data", f"one of: {', '.join(sorted(map(str, data)))}", "plugin-config-default"))
+    for index, pool in enumerate(values.get("nodePools") or []):
+        name = str(pool.get("devicePluginConfig") or "")
+        pointer = f"/nodePools/{index}/devicePluginConfig"
+        if name and not cfg.get("name"):
+            problems.append(_at(located, pointer, f"node pool {pool.get('name')!r}: devicePluginConfig has no effect without devicePlugin.config.name", "name the plugin ConfigMap in devicePlugin.config (and its data)", "pool-plugin-config"))
+        elif name and cfg.get("create") and data and name not in data:
+            problems.append(_at(located, pointer, f"node pool {pool.get('name')!r}: devicePluginConfig {name!r} is not a key of devicePlugin.config.data", f"one of: {', '.join(sorted(map(str, data)))}", "pool-plugin-config"))
+        mig = (pool.get("mig") or {}).get("config")
+        if mig and not (values.get("migManager") or {}).get("enabled"):
+            problems.append(_at(located, f"/nodePools/{index}/mig/config", f"node pool {pool.get('name')!r}: mig.config has no effect with migManager disabled", "enable migManager, or remove the pool's mig.config", "pool-mig-config", Severity.WARNING))
+    mm = values.get("migManager") or {}
+    mdefault = str((mm.get("config") or {}).get("default") or "")
+    if mm.get("enabled") and mdefault and mdefault != "all-disabled" and "/migManager/config/default" in located.origins:
+        problems.append(_at(located, "/migManager/config/default", f"migManager.config.default {mdefault!r} is never applied: like the operator, only 'all-disabled' is seeded on MIG-capable nodes", "set nodePools[].mig.config for the pools that should get this profile", "mig-config-default", Severity.WARNING))
     return problems
