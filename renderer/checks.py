@@ -46,7 +46,9 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += pool_rules(located, defaulted)
     from renderer.resolve import with_defaults
 
-    problems += sharing_rules(located, with_defaults(located.data) if defaulted is None else defaulted)
+    values = with_defaults(located.data) if defaulted is None else defaulted
+    problems += sharing_rules(located, values)
+    problems += driver_without_pools(located, values)
     return problems
 
 
@@ -222,3 +224,19 @@ def sharing_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
     if mm.get("enabled") and mdefault and mdefault != "all-disabled" and "/migManager/config/default" in located.origins:
         problems.append(_at(located, "/migManager/config/default", f"migManager.config.default {mdefault!r} is never applied: like the operator, only 'all-disabled' is seeded on MIG-capable nodes", "set nodePools[].mig.config for the pools that should get this profile", "mig-config-default", Severity.WARNING))
     return problems
+
+
+def driver_without_pools(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """The driver renders one DaemonSet per node pool: with none, it silently renders nothing."""
+    if not (values.get("driver") or {}).get("enabled") or values.get("nodePools"):
+        return []
+    pointer = "/driver/enabled" if "/driver/enabled" in located.origins else ("/driver" if "/driver" in located.origins else "")
+    return [
+        _at(
+            located,
+            pointer,
+            "driver.enabled is true but there are no nodePools: no driver DaemonSet would be rendered",
+            "add nodePools (gpu-render nodes import nodes.json writes them), or set driver.enabled: false when the nodes have a driver installed",
+            "driver-no-pools",
+        )
+    ]
