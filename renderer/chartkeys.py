@@ -10,7 +10,7 @@ each key of the chart's ``values.yaml`` with the first and last release that has
   what the operator discovered live); the importer moves the value there;
 * **removed**: :data:`MOVES` says why it has no equivalent; the importer removes it and says so.
 
-Keys the schema accepts but the operator-only table (:data:`renderer.schema.OPERATOR_ONLY`)
+Keys the schema accepts but the operator-only table (:data:`renderer.noeffect.OPERATOR_ONLY`)
 lists are removed by the importer with that reason.
 """
 
@@ -142,7 +142,7 @@ def fate(key: str, schema: dict[str, Any]) -> tuple[str, str | None, str]:
     Order: a rule naming the key exactly; the operator-only table; the schema (kept as is);
     a wildcard rule (older per-component keys); otherwise refused.
     """
-    from renderer.schema import OPERATOR_ONLY
+    from renderer.noeffect import OPERATOR_ONLY
 
     move = find_move(key, wildcards=False)
     if move is None:

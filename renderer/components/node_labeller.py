@@ -62,6 +62,9 @@ matches() {
   done
 }
 pool_plugin=""; pool_mig=""
+case "$POOL_RULES" in *'nvidia\\.com/gpu\\.product='*)
+  until product=$(label 'nvidia\\.com/gpu\\.product') && [ -n "$product" ]; do sleep 10; done ;;
+esac
 saved_ifs=$IFS; IFS='
 '; set -f
 for rule in $POOL_RULES; do
@@ -85,13 +88,14 @@ exec sleep infinity
 """Adds missing labels only: ``kubectl label`` without ``--overwrite`` refuses to change one.
 
 After the deploy labels, a node of a pool (``POOL_RULES``: one line per pool, its node
-selector as escaped-key=value terms, then the pool's ``devicePluginConfig`` and ``mig.config``,
+selector and ``gpuProduct`` as escaped-key=value terms, then the pool's ``devicePluginConfig`` and ``mig.config``,
 separated by ``;``) gets ``nvidia.com/device-plugin.config`` and, once GPU feature discovery
 has labelled it MIG-capable, ``nvidia.com/mig.config`` (the pool's, else
 ``MIG_CONFIG_DEFAULT``), each only when missing.
 """
 
 MIG_DISABLED = "all-disabled"
+GPU_PRODUCT = "nvidia.com/gpu.product"
 
 
 def _escaped(key: str) -> str:
@@ -108,7 +112,10 @@ def pool_rules(model: Model) -> str:
         mig = str((pool.values.get("mig") or {}).get("config") or "") if mig_on else ""
         if not (plugin or mig):
             continue
-        terms = ",".join(f"{_escaped(k)}={v}" for k, v in sorted(pool.node_selector.items()))
+        selector = dict(pool.node_selector)
+        if pool.values.get("gpuProduct"):
+            selector[GPU_PRODUCT] = str(pool.values["gpuProduct"])  # set by GFD: the seeder waits for it
+        terms = ",".join(f"{_escaped(k)}={v}" for k, v in sorted(selector.items()))
         lines.append(f"{terms};{plugin};{mig}")
     return "\n".join(lines)
 
