@@ -152,7 +152,8 @@ def fate(key: str, schema: dict[str, Any]) -> tuple[str, str | None, str]:
                 return "removed", None, why
         if schema_node(schema, key) is not None:
             return "kept", key, ""
-        move = find_move(key)
+        if key in chart_keys()[1] or any(k.startswith(key + ".") for k in chart_keys()[1]):
+            move = find_move(key)  # older keys of a chart release only, never a typo
     if move is None:
         return "refused", None, "not a key of the policy schema"
     to = None if move.to is None else move.to.replace("*", key.split(".", 1)[0])

@@ -66,7 +66,7 @@ class _Importer:
                     if not value:
                         del node[key]  # everything in it moved or was removed
                 continue
-            if status == "refused" and isinstance(value, CommentedMap):
+            if status == "refused" and isinstance(value, CommentedMap) and any(k.startswith(dotted + ".") for k in chartkeys.chart_keys()[1]):
                 self.walk(value, dotted)  # a subtree with moved or removed keys inside
                 if not value:
                     del node[key]
