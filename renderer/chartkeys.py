@@ -158,3 +158,30 @@ def fate(key: str, schema: dict[str, Any]) -> tuple[str, str | None, str]:
         return "refused", None, "not a key of the policy schema"
     to = None if move.to is None else move.to.replace("*", key.split(".", 1)[0])
     return ("moved" if to else "removed"), to, move.why
+
+
+def markdown_table(schema: dict[str, Any]) -> str:
+    """Every chart key of releases 1.0 to 26.7: where it goes, why, and the release that removed it."""
+    releases, keys = chart_keys()
+    lines = ["| chart key | releases | here | why |", "| --- | --- | --- | --- |"]
+    for key in sorted(keys):
+        status, to, why = fate(key, schema)
+        first, last = keys[key]
+        gone = removed_in(key)
+        span = f"{_minor(first)} to {_minor(last)}" + (f" (removed in {_minor(gone)})" if gone else "")
+        if status == "kept":
+            from renderer.noeffect import reason
+
+            listed = reason("/" + key.replace(".", "/"))
+            where, why = ("kept, no effect", listed) if listed else ("kept", "renders as the operator would")
+        elif status == "moved":
+            where = f"moved to `{to}`"
+        else:
+            where = status
+        lines.append(f"| `{key}` | {span} | {where} | {why.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
+def _minor(tag: str) -> str:
+    """``v23.6.2`` -> ``23.6`` (the table names minor releases)."""
+    return ".".join(tag.removeprefix("v").split(".")[:2])

@@ -79,3 +79,12 @@ def test_numbers_become_strings_with_a_note() -> None:
     assert data["driver"]["version"] == "590" and data["toolkit"]["version"] == "1.10"
     notes = dict(result.notes)
     assert "digits would be lost" in notes["toolkit.version"] and "digits" not in notes["driver.version"]
+
+
+def test_migration_doc_table_is_current() -> None:
+    from tests.conftest import ROOT
+
+    text = (ROOT / "docs" / "migrating-from-gpu-operator.md").read_text(encoding="utf-8")
+    begin, end = "<!-- chart-keys:begin -->\n", "<!-- chart-keys:end -->"
+    table = text[text.index(begin) + len(begin) : text.index(end)]
+    assert table == chartkeys.markdown_table(load_schema()), "regenerate the table with renderer.chartkeys.markdown_table"
