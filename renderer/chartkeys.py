@@ -162,7 +162,7 @@ def fate(key: str, schema: dict[str, Any]) -> tuple[str, str | None, str]:
 
 def markdown_table(schema: dict[str, Any]) -> str:
     """Every chart key of releases 1.0 to 26.7: where it goes, why, and the release that removed it."""
-    releases, keys = chart_keys()
+    _, keys = chart_keys()
     lines = ["| chart key | releases | here | why |", "| --- | --- | --- | --- |"]
     for key in sorted(keys):
         status, to, why = fate(key, schema)

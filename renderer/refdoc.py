@@ -45,9 +45,8 @@ def _rows(root: dict[str, Any], node: dict[str, Any], prefix: str, depth: int) -
 
 
 def reference_markdown() -> str:
-    from renderer.schema import load_schema
-
     from renderer.noeffect import COMPATIBILITY, OPERATOR_ONLY, PENDING
+    from renderer.schema import load_schema
 
     schema = load_schema()
     tail = [
