@@ -48,7 +48,6 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
 
     values = with_defaults(located.data) if defaulted is None else defaulted
     problems += sharing_rules(located, values)
-    problems += driver_without_pools(located, values)
     return problems
 
 
@@ -226,11 +225,18 @@ def sharing_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
     return problems
 
 
-def driver_without_pools(located: Located, values: dict[str, Any]) -> list[Problem]:
-    """The driver renders one DaemonSet per node pool: with none, it silently renders nothing."""
+def driver_without_pools(located: Located, values: dict[str, Any], *, overlays: bool = False) -> list[Problem]:
+    """The driver renders one DaemonSet per node pool: with none, it silently renders nothing.
+
+    Run on each cluster's merged values (on the fleet's when there is no overlay). An error
+    where the policy names the driver; for a policy that never does, a warning, and nothing
+    when overlays exist (a cluster without pools may be meant to run none)."""
     if not (values.get("driver") or {}).get("enabled") or values.get("nodePools"):
         return []
     pointer = "/driver/enabled" if "/driver/enabled" in located.origins else ("/driver" if "/driver" in located.origins else "")
+    if not pointer and overlays:
+        return []
+    severity = Severity.ERROR if pointer else Severity.WARNING
     return [
         _at(
             located,
@@ -238,5 +244,6 @@ def driver_without_pools(located: Located, values: dict[str, Any]) -> list[Probl
             "driver.enabled is true but there are no nodePools: no driver DaemonSet would be rendered",
             "add nodePools (gpu-render nodes import nodes.json writes them), or set driver.enabled: false when the nodes have a driver installed",
             "driver-no-pools",
+            severity,
         )
     ]

@@ -71,6 +71,13 @@ def plan(inputs: Inputs) -> Plan:
                 if p not in seen:
                     seen.add(p)
                     problems.append(p)
+    overlays = any(name != FLEET for name in located)
+    for name, loc in located.items():
+        if name in defaulted and (name != FLEET or not overlays):
+            for p in checks.driver_without_pools(loc, defaulted[name], overlays=overlays):
+                if p not in seen:
+                    seen.add(p)
+                    problems.append(p)
     if not any(p.severity is Severity.ERROR for p in problems):
         problems += sorted(set(checks.shared_destinations(located, FLEET)))
     problems.sort()

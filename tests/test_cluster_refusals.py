@@ -47,6 +47,8 @@ def test_driver_without_pools_is_an_error() -> None:
     assert [(p.code, p.line, p.severity.name) for p in got] == [("driver-no-pools", 1, "ERROR")]
     assert "nodePools" in got[0].hint
     assert _problems("driver: {enabled: false}\n") == []
+    # a policy that never names the driver: a warning only
+    assert [(p.code, p.severity.name) for p in _problems("mig: {strategy: single}\n")] == [("driver-no-pools", "WARNING")]
 
 
 def test_top_level_list_reported_where_it_starts() -> None:

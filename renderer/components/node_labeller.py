@@ -63,7 +63,8 @@ matches() {
 }
 pool_plugin=""; pool_mig=""
 case "$POOL_RULES" in *'nvidia\\.com/gpu\\.product='*)
-  until product=$(label 'nvidia\\.com/gpu\\.product') && [ -n "$product" ]; do sleep 10; done ;;
+  waited=0
+  until product=$(label 'nvidia\\.com/gpu\\.product') && [ -n "$product" ] || [ "$waited" -ge 360 ]; do waited=$((waited + 1)); sleep 10; done ;;
 esac
 saved_ifs=$IFS; IFS='
 '; set -f
@@ -78,7 +79,8 @@ if [ -n "$pool_plugin" ]; then
 fi
 mig=${pool_mig:-$MIG_CONFIG_DEFAULT}
 if [ -n "$mig" ]; then
-  until capable=$(label 'nvidia\\.com/mig\\.capable') && [ -n "$capable" ]; do sleep 10; done
+  waited=0
+  until capable=$(label 'nvidia\\.com/mig\\.capable') && [ -n "$capable" ] || [ "$waited" -ge 360 ]; do waited=$((waited + 1)); sleep 10; done
   if [ "$capable" = true ]; then
     seed 'nvidia\\.com/mig\\.config' nvidia.com/mig.config "$mig"
   fi
@@ -90,7 +92,7 @@ exec sleep infinity
 After the deploy labels, a node of a pool (``POOL_RULES``: one line per pool, its node
 selector and ``gpuProduct`` as escaped-key=value terms, then the pool's ``devicePluginConfig`` and ``mig.config``,
 separated by ``;``) gets ``nvidia.com/device-plugin.config`` and, once GPU feature discovery
-has labelled it MIG-capable, ``nvidia.com/mig.config`` (the pool's, else
+has labelled it MIG-capable (it waits up to an hour for GFD), ``nvidia.com/mig.config`` (the pool's, else
 ``MIG_CONFIG_DEFAULT``), each only when missing.
 """
 
