@@ -40,6 +40,16 @@ class Plan:
         return [p for p in self.problems if p.severity is Severity.WARNING]
 
 
+def _driver_pools(located: dict[str, Located], defaulted: dict[str, dict[str, Any]]) -> list[Problem]:
+    """The driver-without-pools check on each cluster (on the fleet when it is alone)."""
+    overlays = any(name != FLEET for name in located)
+    out: list[Problem] = []
+    for name, loc in located.items():
+        if name in defaulted and (name != FLEET or not overlays):
+            out += checks.driver_without_pools(loc, defaulted[name], overlays=overlays)
+    return out
+
+
 def plan(inputs: Inputs) -> Plan:
     problems: list[Problem] = []
     fleet_src, found = load_text(inputs.values, inputs.values_path)
@@ -71,13 +81,10 @@ def plan(inputs: Inputs) -> Plan:
                 if p not in seen:
                     seen.add(p)
                     problems.append(p)
-    overlays = any(name != FLEET for name in located)
-    for name, loc in located.items():
-        if name in defaulted and (name != FLEET or not overlays):
-            for p in checks.driver_without_pools(loc, defaulted[name], overlays=overlays):
-                if p not in seen:
-                    seen.add(p)
-                    problems.append(p)
+    for p in _driver_pools(located, defaulted):
+        if p not in seen:
+            seen.add(p)
+            problems.append(p)
     if not any(p.severity is Severity.ERROR for p in problems):
         problems += sorted(set(checks.shared_destinations(located, FLEET)))
     problems.sort()
