@@ -48,6 +48,10 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += text_rules(located)
     problems += image_rules(located, defaulted)
     problems += gitops_rules(located, cluster, defaulted)
+    from renderer.resolve import with_defaults
+
+    values = with_defaults(located.data) if defaulted is None else defaulted
+    problems += sharing_rules(located, values)
     return problems
 
 
@@ -412,5 +416,55 @@ def fleet_without_clusters(located: dict[str, Located], fleet: str = "fleet") ->
             "add one folder per cluster under overlays/ (an empty values.yaml is enough) for Argo CD to sync it",
             "gitops-no-clusters",
             Severity.WARNING,
+def sharing_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """Device-plugin and MIG configs: what the pods mount must exist, what a pool names must be there."""
+    problems: list[Problem] = []
+    dp = values.get("devicePlugin") or {}
+    cfg = dp.get("config") or {}
+    data = cfg.get("data") or {}
+    if cfg.get("create") and not cfg.get("name"):
+        problems.append(_problem(located, "/devicePlugin/config/create", "devicePlugin.config.create needs devicePlugin.config.name (the ConfigMap's name)", "set devicePlugin.config.name, e.g. time-slicing-config", "plugin-config-name"))
+    elif cfg.get("create") and not data:
+        problems.append(_problem(located, "/devicePlugin/config/create", "devicePlugin.config.create with no data: the ConfigMap is empty and config-manager finds no configuration", "add the configs under devicePlugin.config.data, or set create: false and create the ConfigMap yourself", "plugin-config-data", Severity.WARNING))
+    default = str(cfg.get("default") or "")
+    if cfg.get("create") and data and default and default not in data:
+        problems.append(_problem(located, "/devicePlugin/config/default", f"devicePlugin.config.default {default!r} is not a key of devicePlugin.config.data", f"one of: {', '.join(sorted(map(str, data)))}", "plugin-config-default"))
+    for index, pool in enumerate(values.get("nodePools") or []):
+        name = str(pool.get("devicePluginConfig") or "")
+        pointer = f"/nodePools/{index}/devicePluginConfig"
+        if name and not cfg.get("name"):
+            problems.append(_problem(located, pointer, f"node pool {pool.get('name')!r}: devicePluginConfig has no effect without devicePlugin.config.name", "name the plugin ConfigMap in devicePlugin.config (and its data)", "pool-plugin-config"))
+        elif name and cfg.get("create") and data and name not in data:
+            problems.append(_problem(located, pointer, f"node pool {pool.get('name')!r}: devicePluginConfig {name!r} is not a key of devicePlugin.config.data", f"one of: {', '.join(sorted(map(str, data)))}", "pool-plugin-config"))
+        mig = (pool.get("mig") or {}).get("config")
+        if mig and not (values.get("migManager") or {}).get("enabled"):
+            problems.append(_problem(located, f"/nodePools/{index}/mig/config", f"node pool {pool.get('name')!r}: mig.config has no effect with migManager disabled", "enable migManager, or remove the pool's mig.config", "pool-mig-config", Severity.WARNING))
+    mm = values.get("migManager") or {}
+    mdefault = str((mm.get("config") or {}).get("default") or "")
+    if mm.get("enabled") and mdefault and mdefault != "all-disabled" and "/migManager/config/default" in located.origins:
+        problems.append(_problem(located, "/migManager/config/default", f"migManager.config.default {mdefault!r} is never applied: like the operator, only 'all-disabled' is seeded on MIG-capable nodes", "set nodePools[].mig.config for the pools that should get this profile", "mig-config-default", Severity.WARNING))
+    return problems
+
+
+def driver_without_pools(located: Located, values: dict[str, Any], *, overlays: bool = False) -> list[Problem]:
+    """The driver renders one DaemonSet per node pool: with none, it silently renders nothing.
+
+    Run on each cluster's merged values (on the fleet's when there is no overlay). An error
+    where the policy names the driver; for a policy that never does, a warning, and nothing
+    when overlays exist (a cluster without pools may be meant to run none)."""
+    if not (values.get("driver") or {}).get("enabled") or values.get("nodePools"):
+        return []
+    pointer = "/driver/enabled" if "/driver/enabled" in located.origins else ("/driver" if "/driver" in located.origins else "")
+    if not pointer and overlays:
+        return []
+    severity = Severity.ERROR if pointer else Severity.WARNING
+    return [
+        _problem(
+            located,
+            pointer,
+            "driver.enabled is true but there are no nodePools: no driver DaemonSet would be rendered",
+            "add nodePools (gpu-render nodes import nodes.json writes them), or set driver.enabled: false when the nodes have a driver installed",
+            "driver-no-pools",
+            severity,
         )
     ]

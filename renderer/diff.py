@@ -140,11 +140,19 @@ POOL_FIELD_CLASSES: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (re.compile(r"^(driver|kernel|os)$"), "driver-reload", "driver"),
     (re.compile(r"^runtimeVersion$"), "none", ""),  # a statement about the nodes, rendered nowhere
     (re.compile(r"(?i)runtime"), "runtime-restart", "toolkit"),
-    (re.compile(r"(?i)mig"), "gpu-reset", ""),
+    (re.compile(r"(?i)mig"), "node-label-churn", "migManager"),
     (re.compile(r"^resourceAllocation$"), "stack-switch", ""),
-    (re.compile(r"(?i)deviceplugin"), "scheduling-pause", "devicePlugin"),
+    (re.compile(r"(?i)deviceplugin"), "node-label-churn", "devicePlugin"),
 )
-"""Field of a ``nodePools`` entry -> (class, gating values key)."""
+"""Field of a ``nodePools`` entry -> (class, gating values key). A pool's ``mig.config`` and
+``devicePluginConfig`` are seeded by the node labeller on nodes that have no such label: no
+GPU is repartitioned and no plugin restarts on a node already labelled."""
+
+SEED_ONLY = {
+    "mig": "seeds nvidia.com/mig.config only on nodes without it; labelled nodes keep their profile (relabel one to repartition it)",
+    "devicePluginConfig": "seeds nvidia.com/device-plugin.config only on nodes without it; labelled nodes keep theirs",
+}
+"""Pool fields whose change reaches only nodes that join later: the reason diff gives."""
 
 CLUSTER_FIELD_CLASSES: dict[str, tuple[str, str]] = {
     "containerRuntime": ("runtime-restart", "toolkit"),
@@ -484,6 +492,8 @@ def classify(component: str, kind: str, op: str, paths: list[FieldPath], pools: 
     hits: dict[tuple[str, str], dict[str, None]] = {}
     for path in paths:
         text = format_path(path)
+        if component == "node-labeller":
+            break  # its env names labels it seeds once (MIG_CONFIG_DEFAULT): no GPU is reset by it
         for pattern, cls, why in FIELD_RULES:
             m = pattern.search(text)
             if m:
@@ -654,6 +664,8 @@ def classify_policy(path: FieldPath, old: Mapping[str, Any], new: Mapping[str, A
     cls, gate = rule
     if not (_enabled(old, gate) or _enabled(new, gate)):
         return (Cause("none", f"policy {text}: {gate} is disabled on both sides", pools),)
+    if top == "nodePools" and len(path) >= 3 and str(path[2]) in SEED_ONLY:
+        return (Cause(cls, f"policy {text}: the node labeller {SEED_ONLY[str(path[2])]}", pools),)
     if top in DRIVER_KEYS and driver_pools is not None:
         if not driver_pools:
             return (Cause("none", f"policy {text}: no pool's resolved driver changes (each pins its own)", ()),)

@@ -227,7 +227,8 @@ def _roundtrip_all(text: str, path: str, multi: bool = False) -> tuple[list[Sour
         if walker.problems:
             return None, walker.problems
         if not isinstance(data, dict):
-            return None, [_problem(path, 1, 1, f"the top level must be a mapping, not {_kind(data)}", "root-not-mapping")]
+            line, col = _root_position(doc, text)
+            return None, [_problem(path, line, col, f"the top level must be a mapping, not {_kind(data)}", "root-not-mapping", hint="a values file is keys and values, e.g. 'driver:' at the start of a line")]
         out.append(Source(path, data, walker.positions, walker.key_positions))
     return out, []
 
@@ -298,6 +299,18 @@ def _json_depth(text: str) -> int:
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _OPENERS = re.compile(r"([\[{]*)([\]}]*)")
+
+
+def _root_position(node: Any, text: str) -> tuple[int, int]:
+    """1-based start of the root node: its own mark, else the first line that is not a comment."""
+    lc = getattr(node, "lc", None)
+    if lc is not None and getattr(lc, "line", None) is not None:
+        return int(lc.line) + 1, int(lc.col) + 1
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#") and stripped != "---":
+            return number, len(line) - len(line.lstrip()) + 1
+    return 1, 1
 
 
 def _unreadable_scalar(text: str) -> tuple[int, int, str]:

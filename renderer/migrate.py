@@ -1,26 +1,141 @@
 """``gpu-render import-operator-values``: turn a GPU Operator chart values file into a policy.
 
-A GPU Operator values file is already a valid policy (operator-only keys only warn). Import
-makes it tidy: it keeps the user's comments and every key that maps 1:1, removes the keys that
-have no effect without the controller (listing each with the reason in a header comment), and
-adds the ``cluster`` and ``nodePools`` sections the operator would have discovered live.
+Keeps the user's comments and every key the policy schema accepts, moves what has an
+equivalent (renamed chart keys, older per-component keys, what the operator discovered live)
+and removes only what has none, each with its reason: all from one table,
+:mod:`renderer.chartkeys`. Numbers written where the schema wants a string (``version: 590``,
+``1.10``) are taken as the text written, with a note when helm would have read other digits.
+Adds the ``cluster`` and ``nodePools`` sections the operator would have discovered live.
 """
 
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from renderer import chartkeys
 from renderer.loader import load_text
 from renderer.problems import UserError
-from renderer.schema import OPERATOR_ONLY
 
 
 @dataclass(frozen=True)
 class Imported:
     text: str
     dropped: tuple[tuple[str, str], ...]
+    """(chart key, why) of every key removed."""
+    moved: tuple[tuple[str, str, str], ...] = ()
+    """(chart key, policy key, why) of every key moved."""
+    notes: tuple[tuple[str, str], ...] = ()
+    """(policy key, note): values changed in form (numbers taken as strings)."""
+
+
+def _schema() -> dict[str, Any]:
+    from renderer.schema import load_schema
+
+    return load_schema()
+
+
+TOKEN = re.compile(r"[^\s,#\]}]+")
+
+
+class _Importer:
+    def __init__(self, raw: bytes, schema: dict[str, Any]) -> None:
+        self.lines = raw.decode("utf-8", errors="replace").splitlines()
+        self.schema = schema
+        self.dropped: list[tuple[str, str]] = []
+        self.moved: list[tuple[str, str, str]] = []
+        self.notes: list[tuple[str, str]] = []
+        self.pending: list[tuple[str, Any, str, str]] = []  # (to, value, from, why)
+
+    def walk(self, node: Any, prefix: str) -> None:
+        from ruamel.yaml.comments import CommentedMap
+
+        if not isinstance(node, CommentedMap):
+            return
+        for key in list(node.keys()):
+            dotted = f"{prefix}.{key}" if prefix else str(key)
+            status, to, why = chartkeys.fate(dotted, self.schema)
+            value = node[key]
+            if status == "kept":
+                self.coerce(node, key, dotted)
+                sub = chartkeys.schema_node(self.schema, dotted) or {}
+                if isinstance(value, CommentedMap) and value and ("properties" in sub or "$ref" in sub):
+                    self.walk(value, dotted)
+                    if not value:
+                        del node[key]  # everything in it moved or was removed
+                continue
+            if status == "refused" and isinstance(value, CommentedMap) and any(k.startswith(dotted + ".") for k in chartkeys.chart_keys()[1]):
+                self.walk(value, dotted)  # a subtree with moved or removed keys inside
+                if not value:
+                    del node[key]
+                continue
+            if status == "refused":
+                continue  # left for validate to report at its place
+            if status == "removed" and isinstance(value, CommentedMap):
+                self.extract(value, dotted)  # e.g. node-feature-discovery.worker.tolerations
+            if status == "moved" and to is not None:
+                self.pending.append((to, value, dotted, why))
+            elif value not in ({}, [], None):
+                self.dropped.append((dotted, why))
+            del node[key]
+
+    def extract(self, node: Any, prefix: str) -> None:
+        """Take out of a removed subtree the keys a rule names exactly (they move)."""
+        for key in list(node.keys()):
+            dotted = f"{prefix}.{key}"
+            move = chartkeys.find_move(dotted, wildcards=False)
+            if move is not None and move.to is not None:
+                self.pending.append((move.to, node[key], dotted, move.why))
+                del node[key]
+            elif hasattr(node[key], "keys"):
+                self.extract(node[key], dotted)
+
+    def coerce(self, node: Any, key: Any, dotted: str) -> None:
+        value = node[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return
+        sub = chartkeys.schema_node(self.schema, dotted) or {}
+        if sub.get("type") != "string":
+            return
+        text = self.written(node, key) or str(value)
+        node[key] = text
+        note = f"the number {text} is taken as the string {text!r}"
+        if isinstance(value, float) and repr(value) != text:
+            note += f" (helm reads it as {value!r}: digits would be lost)"
+        self.notes.append((dotted, note))
+
+    def written(self, node: Any, key: Any) -> str:
+        try:
+            line, col = node.lc.value(key)
+        except (KeyError, AttributeError, TypeError):
+            return ""
+        if line >= len(self.lines):
+            return ""
+        m = TOKEN.match(self.lines[line], col)
+        return m.group(0).strip("'\"") if m else ""
+
+    def place(self, doc: Any) -> None:
+        from ruamel.yaml.comments import CommentedMap
+
+        for to, value, source, why in self.pending:
+            parts = to.split(".")
+            node = doc
+            for part in parts[:-1]:
+                if part not in node or not isinstance(node[part], CommentedMap):
+                    node[part] = CommentedMap()
+                node = node[part]
+            last = parts[-1]
+            if last in node and node[last] != value:
+                if isinstance(node[last], list) and isinstance(value, list):
+                    node[last].extend(v for v in value if v not in node[last])
+                else:
+                    self.dropped.append((source, f"{to} is already set; kept that value ({why})"))
+                    continue
+            else:
+                node[last] = value
+            self.moved.append((source, to, why))
 
 
 def import_values(raw: bytes, path: str) -> Imported:
@@ -28,25 +143,20 @@ def import_values(raw: bytes, path: str) -> Imported:
     if source is None:
         raise UserError(f"{path} cannot be read as YAML", problems=problems)
     from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     yaml = YAML(typ="rt")
     yaml.width = 100
     doc: Any = yaml.load(raw)
-    dropped: list[tuple[str, str]] = []
-    for pointer, why in OPERATOR_ONLY.items():
-        parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer[1:].split("/")]
-        node = doc
-        for part in parts[:-1]:
-            node = node.get(part) if hasattr(node, "get") else None
-        if node is not None and hasattr(node, "get") and parts[-1] in node:
-            del node[parts[-1]]
-            dropped.append((".".join(parts), why))
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
+    if not isinstance(doc, CommentedMap):
+        raise UserError(f"{path}: a GPU Operator values file is a mapping of keys", problems=problems)
+    importer = _Importer(raw, _schema())
+    importer.walk(doc, "")
     if "cluster" not in doc:
         cluster = CommentedMap([("kubeVersion", "1.35"), ("namespace", "gpu-operator")])
         doc.insert(0, "cluster", cluster)
         doc.yaml_set_comment_before_after_key("cluster", before="gpu-render: the target clusters (drives API versions and schema checks)")
+    importer.place(doc)
     if "nodePools" not in doc:
         pools = CommentedSeq()
         pool = CommentedMap([("name", "default"), ("os", CommentedMap([("id", "ubuntu"), ("version", "22.04")]))])
@@ -60,7 +170,17 @@ def import_values(raw: bytes, path: str) -> Imported:
     buf = io.StringIO()
     yaml.dump(doc, buf)
     header = ["# Imported from a GPU Operator values file by gpu-render import-operator-values."]
-    if dropped:
-        header.append("# Removed, since they have no effect without the operator controller:")
-        header += [f"#   {key}: {why}" for key, why in dropped]
-    return Imported("\n".join(header) + "\n" + buf.getvalue(), tuple(dropped))
+    if importer.moved:
+        header.append("# Moved to their gpu-render place:")
+        header += [f"#   {key} -> {to}: {why}" for key, to, why in importer.moved]
+    if importer.dropped:
+        header.append("# Removed, since they have no effect without the operator controller or no equivalent:")
+        header += [f"#   {key}: {why}" for key, why in importer.dropped]
+    if importer.notes:
+        header.append("# Changed in form:")
+        header += [f"#   {key}: {note}" for key, note in importer.notes]
+    body = buf.getvalue()
+    if not body.endswith("\n"):
+        body += "\n"
+    return Imported("\n".join(header) + "\n" + body, tuple(importer.dropped), tuple(importer.moved), tuple(importer.notes))
+

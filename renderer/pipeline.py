@@ -40,6 +40,17 @@ class Plan:
         return [p for p in self.problems if p.severity is Severity.WARNING]
 
 
+def _driver_pools(located: dict[str, Located], defaulted: dict[str, dict[str, Any]], complete: bool = True) -> list[Problem]:
+    """The driver-without-pools check on each cluster (on the fleet when it is alone; an
+    incremental build's inputs, not ``complete``, may lack the overlays that give the pools)."""
+    overlays = any(name != FLEET for name in located) or not complete
+    out: list[Problem] = []
+    for name, loc in located.items():
+        if name in defaulted and (name != FLEET or not overlays):
+            out += checks.driver_without_pools(loc, defaulted[name], overlays=overlays)
+    return out
+
+
 def plan(inputs: Inputs, *, complete: bool = True) -> Plan:
     """The checked, resolved models; ``complete`` is false when ``inputs`` hold only some of the
     fleet's clusters (an incremental build), so fleet-wide findings about them are not made."""
@@ -74,6 +85,10 @@ def plan(inputs: Inputs, *, complete: bool = True) -> Plan:
                 if p not in seen:
                     seen.add(p)
                     problems.append(p)
+    for p in _driver_pools(located, defaulted, complete):
+        if p not in seen:
+            seen.add(p)
+            problems.append(p)
     if not any(p.severity is Severity.ERROR for p in problems):
         problems += sorted(set(checks.shared_destinations(located, FLEET)))
         if complete:

@@ -45,7 +45,23 @@ def _rows(root: dict[str, Any], node: dict[str, Any], prefix: str, depth: int) -
 
 
 def reference_markdown() -> str:
+    from renderer.noeffect import COMPATIBILITY, OPERATOR_ONLY, PENDING
     from renderer.schema import load_schema
 
     schema = load_schema()
-    return HEADER + "\n".join(_rows(schema, schema, "", 0)) + "\n"
+    tail = [
+        "",
+        "## Keys with no effect here",
+        "",
+        "Every other key changes at least one rendered object (tests/test_key_effects.py holds it).",
+        "`validate` and `build` warn, at the key, when a policy sets one of these to a value other",
+        "than its default. The table is `renderer/noeffect.py`.",
+        "",
+        "| key | kind | why |",
+        "| --- | --- | --- |",
+    ]
+    for kind, table in (("operator-only", OPERATOR_ONLY), ("compatibility", COMPATIBILITY), ("pending", PENDING)):
+        for pointer, why in table.items():
+            key = pointer[1:].replace("/*/", "[].").replace("/", ".")
+            tail.append(f"| `{key}` | {kind} | {_cell(why)} |")
+    return HEADER + "\n".join(_rows(schema, schema, "", 0)) + "\n" + "\n".join(tail) + "\n"

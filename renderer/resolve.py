@@ -37,6 +37,12 @@ def with_defaults(values: dict[str, Any]) -> dict[str, Any]:
     return deep_merge(_defaults(), values)
 
 
+def kube_minor(version: str) -> str:
+    """``1.31``, ``1.31.0`` and ``v1.31.0`` (Helm's ``--kube-version`` spellings) -> ``1.31``."""
+    parts = version.removeprefix("v").split(".")
+    return ".".join(parts[:2]) if len(parts) >= 2 else version
+
+
 def resolve(values: dict[str, Any], cluster: str, defaulted: dict[str, Any] | None = None) -> Model:
     """Defaulted values plus resolved pools for one cluster (or the fleet base).
 
@@ -45,6 +51,7 @@ def resolve(values: dict[str, Any], cluster: str, defaulted: dict[str, Any] | No
     """
     full = with_defaults(values) if defaulted is None else defaulted
     full["cluster"]["name"] = cluster
+    full["cluster"]["kubeVersion"] = kube_minor(str(full["cluster"]["kubeVersion"]))
     pools = tuple(resolve_pool(full, p) for p in full.get("nodePools") or [])
     return Model(values=full, cluster=cluster, pools=pools)
 

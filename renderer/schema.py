@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from renderer.merge import Located
+from renderer.noeffect import NO_EFFECT, OPERATOR_ONLY
 from renderer.problems import Problem, Severity, pointer_of
 
 SCHEMA_FILE = "values.schema.json"
@@ -409,34 +410,49 @@ def _type_name(value: object) -> str:
 
 # Keys that only mean something to the in-cluster operator: accepted, warned about.
 # Keyed by JSON pointer into the values; the text says why the key does nothing here.
-OPERATOR_ONLY: dict[str, str] = {
-    "/operator": "gpu-render deploys no operator controller; its Deployment settings have no effect",
-    "/clusterPolicy": "no ClusterPolicy is rendered; objects are rendered directly",
-    "/gpuCluster": "no GPUCluster CR is rendered; set nodePools[].resourceAllocation: dra for the DRA stack",
-    "/platform": "set cluster.capabilities.openshift instead",
-    "/psp": "PodSecurityPolicy was removed in Kubernetes 1.25; use psa.enabled",
-    "/kataManager": "the kata manager state is permanently disabled in the operator",
-    "/node-feature-discovery": "NFD is rendered from the nfd.* keys; subchart values have no effect",
-    "/extraObjects": "the chart's extra Helm-templated manifests are not rendered; use overlays/<cluster>/patches",
-    "/driver/nvidiaDriverCRD": "no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver",
-    "/driver/useNvidiaDriverCRD": "no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver",
-    "/driver/useOpenKernelModules": "deprecated and ignored upstream too; use driver.kernelModuleType",
-    "/cdi/default": "deprecated and ignored upstream too",
-    "/driver/upgradePolicy/waitForCompletion": "the upgrade controller is part of the operator; the DaemonSet controller and k8s-driver-manager do not wait for jobs (GPU pods are evicted after gpuPodDeletion.timeoutSeconds)",
-}
-
-
 def operator_only_warnings(located: Located) -> list[Problem]:
-    """A warning for each operator-only key the user set (empty lists and maps are ignored)."""
+    """A warning for each key of the no-effect table the user set (empty lists and maps are ignored)."""
+    from renderer.resolve import with_defaults
+
+    defaults = with_defaults({})
     out = []
-    for pointer, why in OPERATOR_ONLY.items():
-        found, value = _lookup(located.data, pointer)
-        if not found or value in ([], {}):
-            continue
-        file, line, col = located.locate(pointer, key=True)
-        dotted = ".".join(_unescape(part) for part in pointer[1:].split("/"))
-        out.append(Problem(file, line, col, pointer, f"{dotted!r} has no effect: {why}", code="operator-only", severity=Severity.WARNING))
+    for listed, why in NO_EFFECT.items():
+        for pointer, value in _expand(located.data, listed):
+            if value in ([], {}):
+                continue
+            if listed not in OPERATOR_ONLY and _same_as_default(value, _expand(defaults, listed)):
+                continue  # written as the default: nothing is lost
+            file, line, col = located.locate(pointer, key=True)
+            dotted = ".".join(_unescape(part) for part in pointer[1:].split("/"))
+            out.append(Problem(file, line, col, pointer, f"{dotted!r} has no effect: {why}", code="operator-only" if listed in OPERATOR_ONLY else "no-effect", severity=Severity.WARNING))
     return sorted(out)
+
+
+def _same_as_default(value: Any, found: list[tuple[str, Any]]) -> bool:
+    if not found:
+        return False
+    default = found[0][1]
+
+    def same(v: Any, d: Any) -> bool:
+        if isinstance(v, dict) and isinstance(d, dict):
+            return all(k in d and same(x, d[k]) for k, x in v.items())
+        return bool(v == d)
+
+    return same(value, default)
+
+
+def _expand(data: Any, pointer: str) -> list[tuple[str, Any]]:
+    """Concrete (pointer, value) pairs of a table pointer (``*``: every item of a list)."""
+    found: list[tuple[str, Any]] = [("", data)]
+    for part in pointer[1:].split("/"):
+        step: list[tuple[str, Any]] = []
+        for where, node in found:
+            if part == "*" and isinstance(node, list):
+                step += [(f"{where}/{i}", item) for i, item in enumerate(node)]
+            elif isinstance(node, dict) and _unescape(part) in node:
+                step.append((f"{where}/{part}", node[_unescape(part)]))
+        found = step
+    return found
 
 
 def _unescape(part: str) -> str:

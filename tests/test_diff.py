@@ -474,3 +474,15 @@ def test_workflows_are_valid_and_call_real_options() -> None:
             used |= set(re.findall(r"(--[a-z][a-z-]+)", line))
         assert used, command
         assert used <= params, used - params
+
+
+def test_pool_mig_config_change_seeds_labels_and_resets_no_gpu(repo: Path, run_cli: Run) -> None:
+    values = VALUES.replace('version: "22.04"}', 'version: "22.04"}\n    mig: {config: all-1g.10gb}')
+    commit(repo, {"values.yaml": values}, "MIG profile for the ubuntu pool")
+    data = diff_json(run_cli, "main", "change")
+    classes = data["summary"]["classes"]
+    assert "gpu-reset" not in classes  # existing nodes keep their nvidia.com/mig.config
+    churn = disruption(data, "node-label-churn")
+    assert any("nodePools[name=ubuntu2204].mig" in r and "only on nodes without it" in r for r in churn["reasons"])
+    changed = {o["name"] for o in data["objects"]}
+    assert changed == {"nvidia-node-labeller"}

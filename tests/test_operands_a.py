@@ -398,7 +398,9 @@ def test_mps_daemon_needs_mps_capable_nodes() -> None:
 
 
 def test_gfd_rbac_for_node_feature_api() -> None:
-    objs = objects(model())
+    # GFD writes the features.d file unless asked for the NodeFeature API: then, and only then, a Role
+    assert find(objects(model()), "gpu-feature-discovery", "Role") == []
+    objs = objects(model({"gfd": {"env": [{"name": "USE_NODE_FEATURE_API", "value": "true"}]}}))
     (role,) = find(objs, "gpu-feature-discovery", "Role")
     assert role["rules"][0]["apiGroups"] == ["nfd.k8s-sigs.io"]
 

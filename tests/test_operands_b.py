@@ -69,8 +69,9 @@ SCENARIOS: dict[str, dict[str, Any]] = {
 COUPLED: dict[str, set[str]] = {
     "dcgm": {"dcgm-exporter"},  # the exporter falls back to its embedded hostengine
     "ccManager": {"sandbox-validator"},  # its cc-manager-validation init container goes too
-    "devicePlugin": {"operator-validator"},  # plugin-validation init container goes too
     "toolkit": {"mig-manager", "device-plugin"},  # no toolkit, no NVIDIA_CDI_HOOK_PATH
+    "migManager": {"node-labeller"},  # no MIG manager, no mig.config seeding (MIG_CONFIG_DEFAULT)
+    "devicePlugin": {"operator-validator", "node-labeller"},  # and no per-pool device-plugin.config seeding
 }
 """Values key -> components whose objects switching that key off legitimately edits (never
 adds or removes one): the operator wires them the same way (remote hostengine, validation
@@ -364,6 +365,7 @@ esac
 
 
 def _run_seeder(tmp_path: Path, kubectl: str, m: Model, labels: dict[str, str]) -> dict[str, str]:
+    labels = {"nvidia.com/mig.capable": "false", **labels}  # GFD has labelled the node (the seeder waits for it)
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1", "labels": labels}}
     node_file = tmp_path / "node.json"
     node_file.write_text(json.dumps(node))

@@ -98,9 +98,14 @@ def test_import_operator_values_upstream(in_tmp: Path, run_cli) -> None:  # type
     assert run_cli("import-operator-values", str(upstream), "-o", "values.yaml").exit_code == 1
 
 
-def test_upstream_values_file_is_usable_unchanged(run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_upstream_values_file_is_usable_after_import(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # unchanged it lacks the node pools its enabled driver needs (an error with a hint); imported, it validates
     result = run_cli("validate", "--values", str(DATA / "gpu-operator" / "values.yaml"), "--overlays", "none")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1 and "no nodePools" in result.output + result.stderr
+    imported = tmp_path / "values.yaml"
+    assert run_cli("import-operator-values", str(DATA / "gpu-operator" / "values.yaml"), "-o", str(imported)).exit_code == 0
+    result = run_cli("validate", "--values", str(imported), "--overlays", "none")
+    assert result.exit_code == 0, result.output + result.stderr
 
 
 def test_pre_commit_hooks_are_real_commands(run_cli) -> None:  # type: ignore[no-untyped-def]

@@ -24,8 +24,12 @@ def import_cmd(values_file: Path, output: Path | None) -> None:
             raise UserError(f"{output} exists; import never overwrites files")
         output.write_text(result.text, encoding="utf-8")
         click.echo(f"wrote {output}", err=True)
+    for key, to, why in result.moved:
+        click.echo(f"moved {key} -> {to}: {why}", err=True)
     for key, why in result.dropped:
         click.echo(f"removed {key}: {why}", err=True)
+    for key, note in result.notes:
+        click.echo(f"changed {key}: {note}", err=True)
 
 
 COMMANDS = [import_cmd]

@@ -5,8 +5,7 @@ daemon: with ``devicePlugin.config.name`` set, a ``config-manager-init`` init co
 ``config-manager`` sidecar pick the node's config (label ``nvidia.com/device-plugin.config``,
 else ``devicePlugin.config.default``) from the ConfigMap, and SIGHUP the main process on change.
 :func:`config_map` builds the ConfigMap from ``devicePlugin.config.data`` (time-slicing or MPS
-sharing configs) but is not registered yet: the Helm chart cannot template an object whose name
-comes from a value that is empty by default, so users create the ConfigMap themselves for now.
+sharing configs) when ``create`` is set, as the operator's chart does (``plugin_config.yaml``).
 """
 
 from __future__ import annotations
@@ -186,19 +185,39 @@ def _config_text(value: Any) -> str:
 def config_map(model: Model) -> list[Obj]:
     """The plugin-config ConfigMap from ``devicePlugin.config.data`` when ``create`` is set."""
     cfg = plugin_config(model)
-    name = config_name(model)
-    data = cfg.get("data") or {}
-    if not (cfg.get("create") and name and data):
+    if not cfg.get("create"):
         return []
-    text = {str(k): _config_text(v) for k, v in sorted(data.items())}
-    return [c.config_map(name, model, text, lbls=c.labels(NAME))]
+    # The chart also skips it when ``data`` is empty; here ``validate`` refuses create without
+    # a name and warns on create without data, so the object depends on one switch only (the
+    # Helm chart varies switches one at a time).
+    data = cfg.get("data") or {}
+    obj = c.config_map(config_name(model), model, {str(k): _config_text(v) for k, v in sorted(data.items())}, lbls=c.labels(NAME))
+    if not data:
+        obj.pop("data", None)
+    return [obj]
+
+
+CONFIG_MANAGER_VERBS = ["list", "watch"]
+"""What config-manager asks of the API: an informer on its own node (list and watch of
+``nodes`` with a ``metadata.name`` field selector), nothing else."""
+
+
+def config_manager_rbac(sa: str, model: Model) -> list[Obj]:
+    """The ClusterRole and binding the config-manager sidecar needs; none without a sidecar.
+
+    Without them the pod's ServiceAccount is bound to nothing and :mod:`renderer.security`
+    mounts no token: the device plugin, GFD and the MPS daemon never call the API themselves.
+    """
+    if not config_name(model):
+        return []
+    return [c.cluster_role(sa, [c.rule([""], ["nodes"], CONFIG_MANAGER_VERBS)]), c.cluster_role_binding(sa, model)]
 
 
 def build(model: Model) -> list[Obj]:
     return [
         c.service_account(SA, model),
-        c.cluster_role(SA, [c.rule([""], ["nodes"], ["get", "list", "watch"])]),
-        c.cluster_role_binding(SA, model),
+        *config_manager_rbac(SA, model),
         c.config_map(ENTRYPOINT_CM, model, {"entrypoint.sh": ENTRYPOINT}, lbls=c.labels(NAME)),
+        *config_map(model),
         daemonset(model),
     ]

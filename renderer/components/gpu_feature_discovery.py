@@ -1,7 +1,8 @@
 """GPU feature discovery: labels GPU nodes (``nvidia.com/gpu.product``, MIG, sharing, CUDA...).
 
-Labels go through NFD: the NodeFeature API (the RBAC below) and the ``features.d`` host
-directory as a fallback. Shares the device plugin's config (time-slicing/MPS) when one is named.
+Labels go through NFD: the ``features.d`` host directory, or the NodeFeature API (the Role
+below) when ``gfd.env`` sets ``USE_NODE_FEATURE_API``. Its ServiceAccount is bound (and a token
+mounted) only for that and for the config-manager sidecar. Shares the device plugin's config (time-slicing/MPS) when one is named.
 """
 
 from __future__ import annotations
@@ -52,19 +53,27 @@ def daemonset(model: Model) -> Obj:
     return c.gpu_client_daemonset(NAME, model, operand="gpu-feature-discovery", pod_spec=pod, section=gfd, gpu_container="gpu-feature-discovery")
 
 
+def uses_node_feature_api(model: Model) -> bool:
+    """GFD publishes NodeFeature objects only when asked (``USE_NODE_FEATURE_API``, off by
+    default in GFD and unset by the operator); otherwise it writes the features.d file."""
+    for item in model.section("gfd").get("env") or []:
+        if isinstance(item, dict) and item.get("name") in ("USE_NODE_FEATURE_API", "GFD_USE_NODE_FEATURE_API"):
+            return str(item.get("value", "")).lower() in ("true", "1", "t", "yes")
+    return False
+
+
 def build(model: Model) -> list[Obj]:
-    return [
-        c.service_account(SA, model),
-        c.role(
-            SA,
-            model,
-            [
-                c.rule(["nfd.k8s-sigs.io"], ["nodefeatures"], ["get", "list", "watch", "create", "update"]),
-                c.rule([""], ["pods"], ["get"]),
-            ],
-        ),
-        c.role_binding(SA, model),
-        c.cluster_role(SA, [c.rule([""], ["nodes"], ["get", "list", "watch"])]),
-        c.cluster_role_binding(SA, model),
-        daemonset(model),
-    ]
+    out = [c.service_account(SA, model)]
+    if uses_node_feature_api(model):
+        out += [
+            c.role(
+                SA,
+                model,
+                [
+                    c.rule(["nfd.k8s-sigs.io"], ["nodefeatures"], ["get", "list", "watch", "create", "update"]),
+                    c.rule([""], ["pods"], ["get"]),
+                ],
+            ),
+            c.role_binding(SA, model),
+        ]
+    return [*out, *dpl.config_manager_rbac(SA, model), daemonset(model)]

@@ -74,7 +74,6 @@ def daemonset(model: Model) -> Obj:
 def build(model: Model) -> list[Obj]:
     return [
         c.service_account(SA, model),
-        c.cluster_role(SA, [c.rule([""], ["nodes"], ["get", "list", "watch"])]),
-        c.cluster_role_binding(SA, model),
+        *dpl.config_manager_rbac(SA, model),
         daemonset(model),
     ]

@@ -49,9 +49,86 @@ for operand in $ALL_OPERANDS; do
   case " $wanted " in *" $operand "*) value=true ;; esac
   kubectl label node "$NODE_NAME" "$key=$value" || exit 1
 done
+seed() {
+  current=$(label "$1") || exit 1
+  if [ -n "$current" ]; then echo "kept $2=$current"; return 0; fi
+  kubectl label node "$NODE_NAME" "$2=$3" || exit 1
+}
+matches() {
+  saved_ifs=$IFS; IFS=,; set -f; set -- $1; set +f; IFS=$saved_ifs
+  for term; do
+    value=$(label "${term%%=*}") || exit 1
+    [ "$value" = "${term#*=}" ] || return 1
+  done
+}
+pool_plugin=""; pool_mig=""
+case "$POOL_RULES" in *'nvidia\\.com/gpu\\.product='*)
+  waited=0
+  until product=$(label 'nvidia\\.com/gpu\\.product') && [ -n "$product" ] || [ "$waited" -ge 360 ]; do waited=$((waited + 1)); sleep 10; done ;;
+esac
+saved_ifs=$IFS; IFS='
+'; set -f
+for rule in $POOL_RULES; do
+  IFS=$saved_ifs; set +f
+  rest=${rule#*;}
+  if matches "${rule%%;*}"; then pool_plugin=${rest%%;*}; pool_mig=${rest#*;}; break; fi
+done
+IFS=$saved_ifs; set +f
+if [ -n "$pool_plugin" ]; then
+  seed 'nvidia\\.com/device-plugin\\.config' nvidia.com/device-plugin.config "$pool_plugin"
+fi
+mig=${pool_mig:-$MIG_CONFIG_DEFAULT}
+if [ -n "$mig" ]; then
+  waited=0
+  until capable=$(label 'nvidia\\.com/mig\\.capable') && [ -n "$capable" ] || [ "$waited" -ge 360 ]; do waited=$((waited + 1)); sleep 10; done
+  if [ "$capable" = true ]; then
+    seed 'nvidia\\.com/mig\\.config' nvidia.com/mig.config "$mig"
+  fi
+fi
 exec sleep infinity
 """
-"""Adds missing labels only: ``kubectl label`` without ``--overwrite`` refuses to change one."""
+"""Adds missing labels only: ``kubectl label`` without ``--overwrite`` refuses to change one.
+
+After the deploy labels, a node of a pool (``POOL_RULES``: one line per pool, its node
+selector and ``gpuProduct`` as escaped-key=value terms, then the pool's ``devicePluginConfig`` and ``mig.config``,
+separated by ``;``) gets ``nvidia.com/device-plugin.config`` and, once GPU feature discovery
+has labelled it MIG-capable (it waits up to an hour for GFD), ``nvidia.com/mig.config`` (the pool's, else
+``MIG_CONFIG_DEFAULT``), each only when missing.
+"""
+
+MIG_DISABLED = "all-disabled"
+GPU_PRODUCT = "nvidia.com/gpu.product"
+
+
+def _escaped(key: str) -> str:
+    """A label key as a kubectl jsonpath member name (dots escaped)."""
+    return key.replace(".", "\\.")
+
+
+def pool_rules(model: Model) -> str:
+    """``POOL_RULES``: the pools that seed a device-plugin config or a MIG profile."""
+    mig_on = model.enabled("migManager")
+    lines = []
+    for pool in model.pools:
+        plugin = str(pool.values.get("devicePluginConfig") or "") if model.enabled("devicePlugin") else ""
+        mig = str((pool.values.get("mig") or {}).get("config") or "") if mig_on else ""
+        if not (plugin or mig):
+            continue
+        selector = dict(pool.node_selector)
+        if pool.values.get("gpuProduct"):
+            selector[GPU_PRODUCT] = str(pool.values["gpuProduct"])  # set by GFD: the seeder waits for it
+        terms = ",".join(f"{_escaped(k)}={v}" for k, v in sorted(selector.items()))
+        lines.append(f"{terms};{plugin};{mig}")
+    return "\n".join(lines)
+
+
+def mig_config_default(model: Model) -> str:
+    """What the operator seeds on a MIG-capable node without ``nvidia.com/mig.config``: only
+    ``all-disabled``, and only with the MIG manager on (nodelabeling_controller.go)."""
+    if not model.enabled("migManager"):
+        return ""
+    default = str((model.section("migManager").get("config") or {}).get("default") or "")
+    return default if default == MIG_DISABLED else ""
 
 
 def _sandbox_device_plugin(model: Model) -> str:
@@ -86,6 +163,8 @@ def _env(model: Model) -> list[Obj]:
         ("CONTAINER_OPERANDS", " ".join(per_workload["container"])),
         ("VM_PASSTHROUGH_OPERANDS", " ".join(per_workload.get("vm-passthrough", ()))),
         ("VM_VGPU_OPERANDS", " ".join(per_workload.get("vm-vgpu", ()))),
+        ("POOL_RULES", pool_rules(model)),
+        ("MIG_CONFIG_DEFAULT", mig_config_default(model)),
     ]
     node = {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
     return [node, *c.env_list(*pairs)]

@@ -1,0 +1,187 @@
+"""Where every key of the GPU Operator chart (releases 1.0 to 26.7) goes in a gpu-render policy.
+
+One table for the importer, ``validate`` and the docs. ``renderer/data/chart-keys.yaml`` lists
+each key of the chart's ``values.yaml`` with the first and last release that has it
+(``scripts/chart_keys.py``). A key goes one of three ways:
+
+* **kept**: the policy schema accepts it at the same place (it renders, or is listed in
+  :mod:`renderer.noeffect` with the reason it has no effect here);
+* **moved**: :data:`MOVES` names its new place (renamed upstream, or gpu-render's own key for
+  what the operator discovered live); the importer moves the value there;
+* **removed**: :data:`MOVES` says why it has no equivalent; the importer removes it and says so.
+
+Keys the schema accepts but the operator-only table (:data:`renderer.noeffect.OPERATOR_ONLY`)
+lists are removed by the importer with that reason.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from renderer import yamlio
+
+
+@dataclass(frozen=True)
+class Move:
+    pattern: str
+    """Dotted chart key; ``*`` matches one key (a component name)."""
+    to: str | None
+    """Dotted policy key (``*`` replaced by the matched component), or None: removed."""
+    why: str
+
+
+_SCHEDULING = "per-component scheduling became the fleet-wide daemonsets.* keys in v1.8"
+_SECURITY = "the operator fixes each operand's security context since v1.8 (the chart key was removed in v22.9); gpu-render renders the operator's"
+_SELECTOR = "gpu-render's DaemonSets select GPU nodes themselves (gpu.present and gpu.deploy.* affinity); the chart dropped these in v1.8"
+
+MOVES: tuple[Move, ...] = (
+    # gpu-render's own keys for what the operator found out in the cluster
+    Move("operator.defaultRuntime", "cluster.containerRuntime", "the runtime the toolkit configures (RUNTIME); per pool: nodePools[].runtime"),
+    Move("platform.openshift", "cluster.capabilities.openshift", "gpu-render does not probe the cluster; say it is OpenShift"),
+    # the NFD subchart's values that gpu-render's own NFD renders
+    Move("node-feature-discovery.worker.tolerations", "nfd.worker.tolerations", "NFD is rendered by gpu-render: worker tolerations (a tainted GPU pool needs them)"),
+    Move("node-feature-discovery.worker.resources", "nfd.worker.resources", "NFD is rendered by gpu-render"),
+    Move("node-feature-discovery.master.resources", "nfd.master.resources", "NFD is rendered by gpu-render"),
+    Move("node-feature-discovery.master.extraLabelNs", "nfd.master.extraLabelNs", "NFD is rendered by gpu-render"),
+    Move("node-feature-discovery.gc.enable", "nfd.gc.enabled", "NFD is rendered by gpu-render"),
+    Move("node-feature-discovery.gc.resources", "nfd.gc.resources", "NFD is rendered by gpu-render"),
+    Move("node-feature-discovery.gc.interval", "nfd.gc.interval", "NFD is rendered by gpu-render"),
+    Move("node-feature-discovery.priorityClassName", "nfd.priorityClassName", "NFD is rendered by gpu-render"),
+    Move("node-feature-discovery.worker.config.sources.pci.deviceClassWhitelist", "nfd.worker.pciDeviceClassWhitelist", "NFD is rendered by gpu-render: the worker's PCI whitelist"),
+    Move("node-feature-discovery.worker.config.sources.pci.deviceLabelFields", "nfd.worker.pciDeviceLabelFields", "NFD is rendered by gpu-render"),
+    # renamed upstream
+    Move("dcgmPodExporter.image", "dcgmExporter.image", "renamed dcgmExporter in 1.1"),
+    Move("dcgmPodExporter.repository", "dcgmExporter.repository", "renamed dcgmExporter in 1.1"),
+    Move("dcgmPodExporter.version", "dcgmExporter.version", "renamed dcgmExporter in 1.1"),
+    Move("gfd.migStrategy", "mig.strategy", "became the fleet-wide mig.strategy in v1.7"),
+    Move("driver.rollingUpdate.maxUnavailable", "driver.upgradePolicy.maxUnavailable", "became driver.upgradePolicy in v22.9"),
+    Move("*.tolerations", "daemonsets.tolerations", _SCHEDULING),
+    Move("*.priorityClassName", "daemonsets.priorityClassName", _SCHEDULING),
+    Move("*.podSecurityContext", "daemonsets.podSecurityContext", "per-component pod security contexts became daemonsets.podSecurityContext in v1.8"),
+    # removed, no equivalent
+    Move("*.affinity", None, "per-component affinity was removed in v1.8; gpu-render's operands select GPU nodes by labels (use nodePools[].driver.nodeSelector or overlay patches)"),
+    Move("*.nodeSelector.nvidia.com/gpu.present", None, _SELECTOR),
+    Move("*.nodeSelector.nvidia.com/gpu.deploy.*", None, _SELECTOR),
+    Move("*.nodeSelector", None, _SELECTOR),
+    Move("*.securityContext", None, _SECURITY),
+    Move("*.securityContext.*", None, _SECURITY),
+    Move("*.securityContext.*.*", None, _SECURITY),
+    Move("driver.repoConfig.destinationDir", None, "since v1.9 repo files are mounted at the OS's package-manager folder (/etc/apt/sources.list.d, /etc/yum.repos.d), as gpu-render does"),
+    Move("driver.use_ocp_driver_toolkit", None, "the OpenShift Driver Toolkit image is picked by the operator at runtime; set driver images per pool instead"),
+    Move("gfd.discoveryIntervalSeconds", None, "removed in v1.7; GFD relabels every 60 s (set GFD_SLEEP_INTERVAL in gfd.env to change it)"),
+    Move("replicaCount", None, "the operator Deployment's replicas; gpu-render deploys no operator"),
+)
+
+
+@lru_cache(maxsize=1)
+def chart_keys() -> tuple[tuple[str, ...], dict[str, tuple[str, str]]]:
+    """(releases oldest first, key -> (first release, last release))."""
+    data = yamlio.load(resources.files("renderer.data").joinpath("chart-keys.yaml").read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    keys = {str(k): (str(v[0]), str(v[1])) for k, v in data["keys"].items()}
+    return tuple(str(r) for r in data["releases"]), keys
+
+
+def removed_in(key: str) -> str:
+    """The first release without ``key`` (empty while the newest release still has it)."""
+    releases, keys = chart_keys()
+    span = keys.get(key)
+    if span is None or span[1] == releases[-1]:
+        return ""
+    return releases[releases.index(span[1]) + 1]
+
+
+def _matches(pattern: str, key: str) -> bool:
+    pat, parts = pattern.split("."), key.split(".")
+    if pattern.endswith(".nvidia.com/gpu.deploy.*"):
+        return fnmatch.fnmatchcase(key, pattern)
+    return len(pat) == len(parts) and all(p == k or (p == "*" and k not in NOT_COMPONENTS) for p, k in zip(pat, parts, strict=True))
+
+
+NOT_COMPONENTS = frozenset({"node-feature-discovery", "operator", "daemonsets", "nfd", "cluster", "platform", "psp", "nodePools", "gitops"})
+"""Top-level keys a ``*`` of :data:`MOVES` never stands for."""
+
+
+def find_move(key: str, *, wildcards: bool = True) -> Move | None:
+    """The first rule of :data:`MOVES` for a dotted chart key (exact rules only, or all)."""
+    for move in MOVES:
+        if (wildcards or "*" not in move.pattern) and _matches(move.pattern, key):
+            return move
+    return None
+
+
+def schema_node(schema: dict[str, Any], key: str) -> dict[str, Any] | None:
+    """The schema of a dotted policy key; {} inside free-form maps; None when refused."""
+    defs = schema.get("$defs", {})
+    node: dict[str, Any] = schema
+    for part in key.split("."):
+        while "$ref" in node:
+            node = {**defs[node["$ref"].rsplit("/", 1)[-1]], **{k: v for k, v in node.items() if k != "$ref"}}
+        props = node.get("properties")
+        if props is not None and part in props:
+            node = props[part]
+            continue
+        if props is None and node.get("type", "object") == "object":
+            return {}
+        extra = node.get("additionalProperties", True)
+        if extra is False:
+            return None
+        node = extra if isinstance(extra, dict) else {}
+    while "$ref" in node:
+        node = {**defs[node["$ref"].rsplit("/", 1)[-1]], **{k: v for k, v in node.items() if k != "$ref"}}
+    return node
+
+
+def fate(key: str, schema: dict[str, Any]) -> tuple[str, str | None, str]:
+    """(``kept`` | ``moved`` | ``removed`` | ``refused``, destination, reason) of a dotted chart key.
+
+    Order: a rule naming the key exactly; the operator-only table; the schema (kept as is);
+    a wildcard rule (older per-component keys); otherwise refused.
+    """
+    from renderer.noeffect import OPERATOR_ONLY
+
+    move = find_move(key, wildcards=False)
+    if move is None:
+        pointer = "/" + key.replace(".", "/")
+        for op, why in OPERATOR_ONLY.items():
+            if pointer == op or pointer.startswith(op + "/"):
+                return "removed", None, why
+        if schema_node(schema, key) is not None:
+            return "kept", key, ""
+        if key in chart_keys()[1] or any(k.startswith(key + ".") for k in chart_keys()[1]):
+            move = find_move(key)  # older keys of a chart release only, never a typo
+    if move is None:
+        return "refused", None, "not a key of the policy schema"
+    to = None if move.to is None else move.to.replace("*", key.split(".", 1)[0])
+    return ("moved" if to else "removed"), to, move.why
+
+
+def markdown_table(schema: dict[str, Any]) -> str:
+    """Every chart key of releases 1.0 to 26.7: where it goes, why, and the release that removed it."""
+    _, keys = chart_keys()
+    lines = ["| chart key | releases | here | why |", "| --- | --- | --- | --- |"]
+    for key in sorted(keys):
+        status, to, why = fate(key, schema)
+        first, last = keys[key]
+        gone = removed_in(key)
+        span = f"{_minor(first)} to {_minor(last)}" + (f" (removed in {_minor(gone)})" if gone else "")
+        if status == "kept":
+            from renderer.noeffect import reason
+
+            listed = reason("/" + key.replace(".", "/"))
+            where, why = ("kept, no effect", listed) if listed else ("kept", "renders as the operator would")
+        elif status == "moved":
+            where = f"moved to `{to}`"
+        else:
+            where = status
+        lines.append(f"| `{key}` | {span} | {where} | {why.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
+def _minor(tag: str) -> str:
+    """``v23.6.2`` -> ``23.6`` (the table names minor releases)."""
+    return ".".join(tag.removeprefix("v").split(".")[:2])

@@ -1,0 +1,105 @@
+"""The one table of policy keys that render nothing here, each with its reason.
+
+Every other leaf key of ``schemas/values.schema.json`` changes at least one rendered object or
+output file when its value changes: ``tests/test_key_effects.py`` walks the schema and holds
+that (a key added later without an effect fails it until it renders or is listed here).
+``validate`` and ``build`` warn, at the key's ``file:line:col``, whenever a policy sets a key
+listed here (empty lists and maps are ignored). Pointers are JSON pointers; ``*`` stands for
+any item of a list (``/nodePools/*/...``).
+
+* :data:`OPERATOR_ONLY`: the operator's controller, its CRs and subcharts, which gpu-render
+  replaces; the importer (:mod:`renderer.migrate`) removes these keys.
+* :data:`COMPATIBILITY`: accepted so a GPU Operator values file validates, ignored upstream
+  too or decided elsewhere here.
+* :data:`PENDING`: keys whose rendering is owned by the driver fidelity work (driver and
+  validator components); they warn until they render.
+"""
+
+from __future__ import annotations
+
+OPERATOR_ONLY: dict[str, str] = {
+    "/operator": "gpu-render deploys no operator controller; its Deployment settings have no effect",
+    "/clusterPolicy": "no ClusterPolicy is rendered; objects are rendered directly",
+    "/gpuCluster": "no GPUCluster CR is rendered; set nodePools[].resourceAllocation: dra for the DRA stack",
+    "/platform": "set cluster.capabilities.openshift instead",
+    "/psp": "PodSecurityPolicy was removed in Kubernetes 1.25; use psa.enabled",
+    "/kataManager": "the kata manager state is permanently disabled in the operator",
+    "/node-feature-discovery": "NFD is rendered from the nfd.* keys; subchart values have no effect",
+    "/extraObjects": "the chart's extra Helm-templated manifests are not rendered; use overlays/<cluster>/patches",
+    "/driver/nvidiaDriverCRD": "no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver",
+    "/driver/useNvidiaDriverCRD": "no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver",
+    "/driver/useOpenKernelModules": "deprecated and ignored upstream too; use driver.kernelModuleType",
+    "/cdi/default": "deprecated and ignored upstream too",
+    "/driver/upgradePolicy/waitForCompletion": "the upgrade controller is part of the operator; the DaemonSet controller and k8s-driver-manager do not wait for jobs (GPU pods are evicted after gpuPodDeletion.timeoutSeconds)",
+}
+
+COMPATIBILITY: dict[str, str] = {
+    "/cluster/name": "a cluster's name is its overlay folder's name (the fleet base is 'fleet'); the value written here is replaced",
+    "/dcgm/hostPort": "deprecated in the ClusterPolicy and ignored by the operator: the host engine listens on 5555 inside the pod network",
+    "/nodePools/*/driver/useOpenKernelModules": "deprecated and ignored upstream too; use kernelModuleType",
+    "/nodePools/*/driver/upgradePolicy/waitForCompletion": "the upgrade controller is part of the operator; the DaemonSet controller and k8s-driver-manager do not wait for jobs (GPU pods are evicted after gpuPodDeletion.timeoutSeconds)",
+}
+
+_PENDING = "pending: owned by the driver fidelity work, not rendered yet"
+PENDING: dict[str, str] = {
+    pointer: _PENDING
+    for pointer in (
+        "/driver/startupProbe/successThreshold",
+        "/driver/livenessProbe",
+        "/driver/readinessProbe",
+        "/driver/upgradePolicy/podDeletion",
+        "/driver/upgradePolicy/drain",
+        "/driver/manager/imagePullSecrets",
+        "/driver/repoConfig/keys",
+        "/driver/certConfig/keys",
+        "/driver/licensingConfig",
+        "/driver/virtualTopology",
+        "/driver/kernelModuleConfig/keys",
+        "/nodePools/*/driver/kernelModuleType",
+        "/nodePools/*/driver/startupProbe/successThreshold",
+        "/nodePools/*/driver/livenessProbe",
+        "/nodePools/*/driver/readinessProbe",
+        "/nodePools/*/driver/upgradePolicy/podDeletion",
+        "/nodePools/*/driver/upgradePolicy/drain",
+        "/nodePools/*/driver/manager/imagePullSecrets",
+        "/nodePools/*/driver/repoConfig/keys",
+        "/nodePools/*/driver/certConfig/keys",
+        "/nodePools/*/driver/licensingConfig",
+        "/nodePools/*/driver/virtualTopology",
+        "/nodePools/*/driver/virtualTopologyConfig",
+        "/nodePools/*/driver/kernelModuleConfig/keys",
+        "/nodePools/*/driver/driverType",
+        "/nodePools/*/driver/labels",
+        "/nodePools/*/driver/annotations",
+        "/nodePools/*/driver/tolerations",
+        "/nodePools/*/driver/nodeAffinity",
+        "/nodePools/*/driver/priorityClassName",
+        "/nodePools/*/driver/podSecurityContext",
+        "/nodePools/*/driver/gds",
+        "/nodePools/*/driver/gdrcopy",
+        "/gds/imagePullSecrets",
+        "/gdrcopy/imagePullSecrets",
+        "/validator/args",
+        "/vgpuManager/driverManager/imagePullSecrets",
+        "/vgpuManager/kernelModuleConfig/keys",
+        "/vfioManager/driverManager/imagePullSecrets",
+    )
+}
+
+NO_EFFECT: dict[str, str] = {**OPERATOR_ONLY, **COMPATIBILITY, **PENDING}
+"""Pointer (``*`` for any list item) -> why setting it renders nothing here."""
+
+
+def reason(pointer: str) -> str | None:
+    """Why the key at a concrete pointer has no effect (it or an ancestor is listed), or None."""
+    return reason_in(pointer, NO_EFFECT)
+
+
+def reason_in(pointer: str, table: dict[str, str]) -> str | None:
+    """:func:`reason` in one of the tables."""
+    parts = pointer.split("/")[1:]
+    for listed, why in table.items():
+        pat = listed.split("/")[1:]
+        if len(pat) <= len(parts) and all(p == "*" or p == q for p, q in zip(pat, parts, strict=False)):
+            return why
+    return None

@@ -1,0 +1,90 @@
+"""One table says where every GPU Operator chart key (releases 1.0 to 26.7) goes; the importer
+moves what has an equivalent and removes only what has none, saying why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from renderer import chartkeys, yamlio
+from renderer.inputs import Inputs
+from renderer.migrate import import_values
+from renderer.pipeline import plan
+from renderer.schema import load_schema
+
+
+def test_every_chart_key_has_a_fate() -> None:
+    schema = load_schema()
+    releases, keys = chartkeys.chart_keys()
+    assert releases[0] == "1.0.0" and releases[-1] == "v26.7.0" and len(keys) > 300
+    refused = [k for k in keys if chartkeys.fate(k, schema)[0] == "refused"]
+    assert refused == []
+    for key in keys:
+        status, to, why = chartkeys.fate(key, schema)
+        if status == "moved":
+            assert to is not None and chartkeys.schema_node(schema, to) is not None, (key, to)
+        if status in ("moved", "removed"):
+            assert why, key
+
+
+def test_removed_in_names_the_next_release() -> None:
+    assert chartkeys.removed_in("driver.repoConfig.destinationDir") == "v1.9.1"
+    assert chartkeys.removed_in("driver.version") == ""
+
+
+def _import(text: str) -> tuple[dict[str, Any], Any]:
+    result = import_values(text.encode(), "upstream.yaml")
+    data = yamlio.load(result.text)
+    assert isinstance(data, dict)
+    p = plan(Inputs(result.text.encode(), "values.yaml"))
+    assert not [x for x in p.problems if x.severity.name == "ERROR"], [x.format() for x in p.problems]
+    return data, result
+
+
+def test_equivalents_move() -> None:
+    data, result = _import(
+        "operator: {defaultRuntime: crio}\nplatform: {openshift: true}\n"
+        "node-feature-discovery:\n  worker:\n    tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
+    )
+    assert data["cluster"]["containerRuntime"] == "crio"
+    assert data["cluster"]["capabilities"]["openshift"] is True
+    assert data["nfd"]["worker"]["tolerations"][0]["key"] == "nvidia.com/gpu"
+    assert {m[0] for m in result.moved} == {"operator.defaultRuntime", "platform.openshift", "node-feature-discovery.worker.tolerations"}
+    assert "operator" not in data and "platform" not in data and "node-feature-discovery" not in data
+
+
+@pytest.mark.parametrize(
+    ("text", "gone", "where"),
+    [
+        ("driver:\n  rollingUpdate: {maxUnavailable: 1}\n", "driver.rollingUpdate.maxUnavailable", ("driver", "upgradePolicy", "maxUnavailable")),
+        ("gfd:\n  podSecurityContext: {runAsUser: 0}\n", "gfd.podSecurityContext", ("daemonsets", "podSecurityContext", "runAsUser")),
+        ("toolkit:\n  securityContext: {privileged: true}\n", "toolkit.securityContext", None),
+        ("driver:\n  repoConfig: {configMapName: repo, destinationDir: /etc/yum.repos.d}\n", "driver.repoConfig.destinationDir", None),
+    ],
+)
+def test_older_keys_are_migrated_not_rejected(text: str, gone: str, where: tuple[str, ...] | None) -> None:
+    data, result = _import(text)
+    if where is None:
+        assert any(k == gone for k, _ in result.dropped)
+    else:
+        node: Any = data
+        for part in where:
+            node = node[part]
+        assert any(k == gone for k, _, _ in result.moved)
+
+
+def test_numbers_become_strings_with_a_note() -> None:
+    data, result = _import("driver:\n  version: 590\ntoolkit:\n  version: 1.10\n")
+    assert data["driver"]["version"] == "590" and data["toolkit"]["version"] == "1.10"
+    notes = dict(result.notes)
+    assert "digits would be lost" in notes["toolkit.version"] and "digits" not in notes["driver.version"]
+
+
+def test_migration_doc_table_is_current() -> None:
+    from tests.conftest import ROOT
+
+    text = (ROOT / "docs" / "migrating-from-gpu-operator.md").read_text(encoding="utf-8")
+    begin, end = "<!-- chart-keys:begin -->\n", "<!-- chart-keys:end -->"
+    table = text[text.index(begin) + len(begin) : text.index(end)]
+    assert table == chartkeys.markdown_table(load_schema()), "regenerate the table with renderer.chartkeys.markdown_table"

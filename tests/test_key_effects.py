@@ -1,0 +1,108 @@
+"""The key-effect contract: every leaf key of the policy schema (fleet level and the
+``nodePools[]`` level; overlays take the same keys) either changes at least one rendered
+object or output file when its value changes, or is listed in the one no-effect table
+(:mod:`renderer.noeffect`), and then ``validate`` warns with the reason whenever it is set.
+
+The test walks the schema, so a key added later without an effect fails here.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from typing import Any
+
+from renderer import noeffect, yamlio
+from renderer.inputs import ClusterInput, Inputs
+from renderer.pipeline import plan
+from renderer.render import objects, render
+from tests.keyeffects import changed_value, context, current, deep_set, leaves
+
+FILE_LEVEL = ("gitops", "cluster")
+"""Keys that may act on output files (Argo CD apps, chart metadata), not only on objects."""
+
+
+def _pointer(path: tuple[str, ...]) -> str:
+    return "/" + "/".join("0" if p == "*" else p for p in path)
+
+
+class Renders:
+    def __init__(self) -> None:
+        self.cache: dict[tuple[str, bool], tuple[str, Any]] = {}
+        self.warned: dict[str, set[str]] = {}
+
+    def __call__(self, values: dict[str, Any], files: bool) -> tuple[str, Any]:
+        text = yamlio.dump(values)
+        key = (text, files)
+        if key not in self.cache:
+            # file-level keys are rendered with one overlay cluster: its Argo CD Application
+            overlay = (ClusterInput("c1", b"{}\n", "overlays/c1/values.yaml"),) if files else ()
+            inputs = Inputs(text.encode(), "values.yaml", overlay)
+            p = plan(inputs)
+            errors = [x.format() for x in p.problems if x.severity.name == "ERROR"]
+            self.warned[text] = {x.pointer for x in p.problems if x.severity.name == "WARNING"}
+            if errors or p.base is None:
+                self.cache[key] = ("refused", errors)
+            elif files:
+                out = render(inputs)
+                self.cache[key] = ("ok", {k: v for k, v in out.items() if not k.endswith("gpu-render.lock")})
+            else:
+                self.cache[key] = ("ok", json.dumps(objects(p.base), sort_keys=True, default=str))
+        return self.cache[key]
+
+
+@functools.cache
+def classify() -> dict[str, list[str]]:
+    renders = Renders()
+    out: dict[str, list[str]] = {"rendered": [], "warned": [], "silent": [], "refused": [], "listed-but-rendered": [], "set-but-not-warned": []}
+    for path, schema, ref in leaves():
+        dotted = ".".join(path)
+        base = context(path)
+        new = changed_value(schema, ref, current(base, path))
+        from tests.keyeffects import SAMPLES_BY_PATH
+
+        new = copy.deepcopy(SAMPLES_BY_PATH.get(path, new))
+        changed = copy.deepcopy(base)
+        deep_set(changed, path, new)
+        files = path[0] in FILE_LEVEL
+        before, after = renders(base, files), renders(changed, files)
+        assert before[0] == "ok", (dotted, before[1])
+        listed = noeffect.reason(_pointer(path))
+        if after[0] == "refused":
+            out["refused"].append(f"{dotted}: {after[1][0]}")
+        elif before != after:
+            out["rendered"].append(dotted)
+            if listed is not None and (noeffect.reason_in(_pointer(path), noeffect.COMPATIBILITY) or noeffect.reason_in(_pointer(path), noeffect.PENDING)):
+                out["listed-but-rendered"].append(dotted)
+        elif listed is not None:
+            out["warned"].append(dotted)
+            pointer = _pointer(path)
+            if new not in ([], {}) and not any(pointer.startswith(w) for w in renders.warned[yamlio.dump(changed)]):
+                out["set-but-not-warned"].append(dotted)
+        else:
+            out["silent"].append(dotted)
+    return out
+
+
+def test_every_key_renders_or_warns() -> None:
+    got = classify()
+    assert got["silent"] == [], "keys with no effect that are not in renderer/noeffect.py:\n" + "\n".join(got["silent"])
+    assert got["refused"] == [], got["refused"]
+    assert got["listed-but-rendered"] == [], "listed in renderer/noeffect.py but they render:\n" + "\n".join(got["listed-but-rendered"])
+    assert got["set-but-not-warned"] == [], got["set-but-not-warned"]
+    assert len(got["rendered"]) > 300
+
+
+def test_counts_are_reported(capsys: Any) -> None:
+    got = classify()
+    with capsys.disabled():
+        print(f"\nkey effects: {len(got['rendered'])} rendered, {len(got['warned'])} warned, {len(got['refused'])} refused")
+
+
+def test_a_listed_key_warns_with_its_reason() -> None:
+    text = 'nodePools: [{name: a, os: {id: ubuntu, version: "22.04"}, driver: {tolerations: [{operator: Exists}]}}]\ndcgm: {hostPort: 5555}\n'
+    p = plan(Inputs(text.encode(), "values.yaml"))
+    warned = {x.pointer: x.message for x in p.problems if x.severity.name == "WARNING"}
+    assert "driver fidelity work" in warned["/nodePools/0/driver/tolerations"]
+    assert "ignored by the operator" in warned["/dcgm/hostPort"]
