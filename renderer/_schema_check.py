@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = '9fa1ed397e84a2432382b0693b14ff2e684f75160de087cbcf62724bfbc53c7c'
+SCHEMA_SHA256 = '4627d255d60c7bb28ca54f2deaf686706e84558d76770ad25b79175b94c9cf78'
 VERSION = "2.22.3"
 from decimal import Decimal
 import re
@@ -10,7 +10,7 @@ from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
 
 
 REGEX_PATTERNS = {
-    '^1\\.[0-9]+$': re.compile('^1\\.[0-9]+\\Z'),
+    '^v?1\\.[0-9]+(\\.[0-9]+)?$': re.compile('^v?1\\.[0-9]+(\\.[0-9]+)?\\Z'),
     '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$': re.compile('^[a-z0-9]([-a-z0-9]*[a-z0-9])?\\Z'),
     '^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$': re.compile('^[a-z0-9]([-.a-z0-9]*[a-z0-9])?\\Z'),
     '^[a-z][a-z0-9._-]*$': re.compile('^[a-z][a-z0-9._-]*\\Z'),
@@ -57,8 +57,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                     if not isinstance(data__cluster__kubeVersion, (str)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".cluster.kubeVersion must be string")
                     if isinstance(data__cluster__kubeVersion, str):
-                        if not REGEX_PATTERNS['^1\\.[0-9]+$'].search(data__cluster__kubeVersion):
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".cluster.kubeVersion must match pattern ^1\\.[0-9]+$")
+                        if not REGEX_PATTERNS['^v?1\\.[0-9]+(\\.[0-9]+)?$'].search(data__cluster__kubeVersion):
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".cluster.kubeVersion must match pattern ^v?1\\.[0-9]+(\\.[0-9]+)?$")
                 if "namespace" in data__cluster_keys:
                     data__cluster_keys.remove("namespace")
                     data__cluster__namespace = data__cluster["namespace"]
@@ -3180,8 +3180,7 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             if data__dcgmExporter__serviceMonitor__relabelings_is_list:
                                 data__dcgmExporter__serviceMonitor__relabelings_len = len(data__dcgmExporter__serviceMonitor__relabelings)
                                 for data__dcgmExporter__serviceMonitor__relabelings_x, data__dcgmExporter__serviceMonitor__relabelings_item in enumerate(data__dcgmExporter__serviceMonitor__relabelings):
-                                    if not isinstance(data__dcgmExporter__serviceMonitor__relabelings_item, (dict)):
-                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".dcgmExporter.serviceMonitor.relabelings[{data__dcgmExporter__serviceMonitor__relabelings_x}]".format(**locals()) + " must be object")
+                                    validate_https___gpu_render_dev_schemas_values_schema_json___defs_relabelconfig(data__dcgmExporter__serviceMonitor__relabelings_item, custom_formats, (name_prefix or "data") + ".dcgmExporter.serviceMonitor.relabelings[{data__dcgmExporter__serviceMonitor__relabelings_x}]".format(**locals()))
                         if data__dcgmExporter__serviceMonitor_keys:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".dcgmExporter.serviceMonitor must not contain "+str(data__dcgmExporter__serviceMonitor_keys)+" properties")
                 if data__dcgmExporter_keys:
@@ -4271,6 +4270,62 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
             data_keys.remove("node-feature-discovery")
             data__nodefeaturediscovery = data["node-feature-discovery"]
             validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data__nodefeaturediscovery, custom_formats, (name_prefix or "data") + ".node-feature-discovery")
+        if data_keys:
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must not contain "+str(data_keys)+" properties")
+    return data
+
+def validate_https___gpu_render_dev_schemas_values_schema_json___defs_relabelconfig(data, custom_formats={}, name_prefix=None):
+    if not isinstance(data, (dict)):
+        raise JsonSchemaValueException("" + (name_prefix or "data") + " must be object")
+    data_is_dict = isinstance(data, dict)
+    if data_is_dict:
+        data_keys = set(data.keys())
+        if "sourceLabels" in data_keys:
+            data_keys.remove("sourceLabels")
+            data__sourceLabels = data["sourceLabels"]
+            if not isinstance(data__sourceLabels, (list, tuple)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".sourceLabels must be array")
+            data__sourceLabels_is_list = isinstance(data__sourceLabels, (list, tuple))
+            if data__sourceLabels_is_list:
+                data__sourceLabels_len = len(data__sourceLabels)
+                for data__sourceLabels_x, data__sourceLabels_item in enumerate(data__sourceLabels):
+                    if not isinstance(data__sourceLabels_item, (str)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".sourceLabels[{data__sourceLabels_x}]".format(**locals()) + " must be string")
+        if "separator" in data_keys:
+            data_keys.remove("separator")
+            data__separator = data["separator"]
+            if not isinstance(data__separator, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".separator must be string")
+        if "targetLabel" in data_keys:
+            data_keys.remove("targetLabel")
+            data__targetLabel = data["targetLabel"]
+            if not isinstance(data__targetLabel, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".targetLabel must be string")
+        if "regex" in data_keys:
+            data_keys.remove("regex")
+            data__regex = data["regex"]
+            if not isinstance(data__regex, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".regex must be string")
+        if "modulus" in data_keys:
+            data_keys.remove("modulus")
+            data__modulus = data["modulus"]
+            if not isinstance(data__modulus, (int)) and not (isinstance(data__modulus, float) and data__modulus.is_integer()) or isinstance(data__modulus, bool):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".modulus must be integer")
+            if isinstance(data__modulus, (int, float, Decimal)) and not isinstance(data__modulus, bool):
+                if data__modulus < 0:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".modulus must be bigger than or equal to 0")
+        if "replacement" in data_keys:
+            data_keys.remove("replacement")
+            data__replacement = data["replacement"]
+            if not isinstance(data__replacement, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".replacement must be string")
+        if "action" in data_keys:
+            data_keys.remove("action")
+            data__action = data["action"]
+            if not isinstance(data__action, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".action must be string")
+            if not (isinstance(data__action, str) and data__action == 'replace' or isinstance(data__action, str) and data__action == 'Replace' or isinstance(data__action, str) and data__action == 'keep' or isinstance(data__action, str) and data__action == 'Keep' or isinstance(data__action, str) and data__action == 'drop' or isinstance(data__action, str) and data__action == 'Drop' or isinstance(data__action, str) and data__action == 'hashmod' or isinstance(data__action, str) and data__action == 'HashMod' or isinstance(data__action, str) and data__action == 'labelmap' or isinstance(data__action, str) and data__action == 'LabelMap' or isinstance(data__action, str) and data__action == 'labeldrop' or isinstance(data__action, str) and data__action == 'LabelDrop' or isinstance(data__action, str) and data__action == 'labelkeep' or isinstance(data__action, str) and data__action == 'LabelKeep' or isinstance(data__action, str) and data__action == 'lowercase' or isinstance(data__action, str) and data__action == 'Lowercase' or isinstance(data__action, str) and data__action == 'uppercase' or isinstance(data__action, str) and data__action == 'Uppercase' or isinstance(data__action, str) and data__action == 'keepequal' or isinstance(data__action, str) and data__action == 'KeepEqual' or isinstance(data__action, str) and data__action == 'dropequal' or isinstance(data__action, str) and data__action == 'DropEqual'):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".action must be one of ['replace', 'Replace', 'keep', 'Keep', 'drop', 'Drop', 'hashmod', 'HashMod', 'labelmap', 'LabelMap', 'labeldrop', 'LabelDrop', 'labelkeep', 'LabelKeep', 'lowercase', 'Lowercase', 'uppercase', 'Uppercase', 'keepequal', 'KeepEqual', 'dropequal', 'DropEqual']")
         if data_keys:
             raise JsonSchemaValueException("" + (name_prefix or "data") + " must not contain "+str(data_keys)+" properties")
     return data

@@ -416,6 +416,10 @@ def fleet_without_clusters(located: dict[str, Located], fleet: str = "fleet") ->
             "add one folder per cluster under overlays/ (an empty values.yaml is enough) for Argo CD to sync it",
             "gitops-no-clusters",
             Severity.WARNING,
+        )
+    ]
+
+
 def sharing_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
     """Device-plugin and MIG configs: what the pods mount must exist, what a pool names must be there."""
     problems: list[Problem] = []

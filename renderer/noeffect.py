@@ -11,8 +11,8 @@ any item of a list (``/nodePools/*/...``).
   replaces; the importer (:mod:`renderer.migrate`) removes these keys.
 * :data:`COMPATIBILITY`: accepted so a GPU Operator values file validates, ignored upstream
   too or decided elsewhere here.
-* :data:`PENDING`: keys whose rendering is owned by the driver fidelity work (driver and
-  validator components); they warn until they render.
+* :data:`PENDING`: operator settings gpu-render does not render yet; they warn until they
+  render (the key-effect test fails once one renders and is still listed).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ COMPATIBILITY: dict[str, str] = {
     "/nodePools/*/driver/upgradePolicy/waitForCompletion": "the upgrade controller is part of the operator; the DaemonSet controller and k8s-driver-manager do not wait for jobs (GPU pods are evicted after gpuPodDeletion.timeoutSeconds)",
 }
 
-_PENDING = "pending: owned by the driver fidelity work, not rendered yet"
+_PENDING = "not rendered yet: gpu-render does not carry this setting into the pod (docs/fidelity.md)"
 PENDING: dict[str, str] = {
     pointer: _PENDING
     for pointer in (
@@ -48,37 +48,23 @@ PENDING: dict[str, str] = {
         "/driver/livenessProbe",
         "/driver/readinessProbe",
         "/driver/upgradePolicy/podDeletion",
-        "/driver/upgradePolicy/drain",
-        "/driver/manager/imagePullSecrets",
         "/driver/repoConfig/keys",
         "/driver/certConfig/keys",
-        "/driver/licensingConfig",
-        "/driver/virtualTopology",
+        "/driver/licensingConfig/nlsEnabled",
         "/driver/kernelModuleConfig/keys",
         "/nodePools/*/driver/kernelModuleType",
         "/nodePools/*/driver/startupProbe/successThreshold",
         "/nodePools/*/driver/livenessProbe",
         "/nodePools/*/driver/readinessProbe",
         "/nodePools/*/driver/upgradePolicy/podDeletion",
-        "/nodePools/*/driver/upgradePolicy/drain",
-        "/nodePools/*/driver/manager/imagePullSecrets",
         "/nodePools/*/driver/repoConfig/keys",
         "/nodePools/*/driver/certConfig/keys",
-        "/nodePools/*/driver/licensingConfig",
-        "/nodePools/*/driver/virtualTopology",
+        "/nodePools/*/driver/licensingConfig/nlsEnabled",
         "/nodePools/*/driver/virtualTopologyConfig",
         "/nodePools/*/driver/kernelModuleConfig/keys",
         "/nodePools/*/driver/driverType",
-        "/nodePools/*/driver/labels",
-        "/nodePools/*/driver/annotations",
-        "/nodePools/*/driver/tolerations",
         "/nodePools/*/driver/nodeAffinity",
-        "/nodePools/*/driver/priorityClassName",
         "/nodePools/*/driver/podSecurityContext",
-        "/nodePools/*/driver/gds",
-        "/nodePools/*/driver/gdrcopy",
-        "/gds/imagePullSecrets",
-        "/gdrcopy/imagePullSecrets",
         "/validator/args",
         "/vgpuManager/driverManager/imagePullSecrets",
         "/vgpuManager/kernelModuleConfig/keys",

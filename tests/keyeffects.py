@@ -20,7 +20,7 @@ SAMPLES_BY_REF: dict[str, Any] = {
     "duration": "45s",
     "imagePullPolicy": "Always",
 }
-STRING_CANDIDATES = ("example", "1.33", "Replace=true", "0302", "/example", "registry.example.com/x", "v9.9.9", "9.9", "45s", "512Mi", "a-b", "x.example.com", "Example", "OnDelete", "25%", "2", "*")
+STRING_CANDIDATES = ("example", "1.33", "Replace=true", "0302", "/example", "registry.example.com/x", "v9.9.9", "9.9", "45s", "512Mi", "a-b", "x.example.com", "Example", "OnDelete", "25%", "2", "*", "example.yaml")
 
 
 def resolve(node: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -55,10 +55,18 @@ SAMPLES_BY_PATH: dict[tuple[str, ...], Any] = {
     ("nodePools", "*", "runtime"): "crio",
     ("devicePlugin", "config", "data"): {"a": "version: v1\n", "b": "version: v1\n"},
     ("daemonsets", "rollingUpdate", "maxUnavailable"): "25%",
-    ("driver", "upgradePolicy", "maxUnavailable"): "25%",
-    ("nodePools", "*", "driver", "upgradePolicy", "maxUnavailable"): "25%",
+    ("driver", "upgradePolicy", "maxUnavailable"): "50%",
+    ("nodePools", "*", "driver", "upgradePolicy", "maxUnavailable"): "50%",
+    ("nodePools", "*", "driver", "upgradePolicy", "autoUpgrade"): False,
+    ("nodePools", "*", "driver", "upgradePolicy", "maxParallelUpgrades"): 3,
     ("gitops", "syncPolicy", "syncOptions"): ["PruneLast=true"],
     ("cluster", "operatorRelease"): "v26.3",
+    ("nodePools", "*", "runtimeVersion"): "1.6.0",
+    ("nodePools", "*", "driver", "upgradePolicy", "drain", "enable"): False,
+    ("draDriver", "gpus", "kubeletPlugin", "healthcheck", "enabled"): False,
+    ("draDriver", "computeDomains", "kubeletPlugin", "healthcheck", "enabled"): False,
+    # the overlay of file-level renders carries the patch example.yaml (tests/test_key_effects.py)
+    ("gitops", "userPatches", "allow"): [{"file": "example.yaml", "checks": ["host-network"], "reason": "a reviewed exception"}],
 }
 """Values for keys whose schema alone gives no useful sample."""
 
@@ -111,7 +119,26 @@ BASE: dict[str, Any] = {
     "driver": {"version": "595.91.07"},
 }
 
+DRA_POOL: dict[str, Any] = {**BASE["nodePools"][0], "runtime": "containerd", "runtimeVersion": "2.0.5", "resourceAllocation": "dra"}
+
 CONTEXT: dict[tuple[str, ...], dict[str, Any]] = {
+    # a gitops section needs the repository Argo CD syncs from (an empty repoURL is refused)
+    ("gitops",): {"gitops": {"repoURL": "https://git.example.com/gpu-policy.git"}},
+    # drain settings reach k8s-driver-manager once drain is enabled; a pool's GDS/GDRCopy
+    # settings once the pool enables them
+    ("driver", "upgradePolicy", "drain"): {"driver": {"upgradePolicy": {"drain": {"enable": True}}}},
+    ("nodePools", "*", "driver", "upgradePolicy", "drain"): {"driver": {"upgradePolicy": {"drain": {"enable": True}}}},
+    ("nodePools", "*", "driver", "gds"): {"nodePools": [{**BASE["nodePools"][0], "driver": {"gds": {"enabled": True}}}]},
+    ("nodePools", "*", "driver", "gdrcopy"): {"nodePools": [{**BASE["nodePools"][0], "driver": {"gdrcopy": {"enabled": True}}}]},
+    # the rollout budget is min(maxParallelUpgrades, maxUnavailable): without a parallel limit
+    # maxUnavailable decides it
+    ("driver", "upgradePolicy", "maxUnavailable"): {"driver": {"upgradePolicy": {"maxParallelUpgrades": 0}}},
+    ("nodePools", "*", "driver", "upgradePolicy", "maxUnavailable"): {"driver": {"upgradePolicy": {"maxParallelUpgrades": 0}}},
+    # the DRA driver renders on pools with resourceAllocation: dra (Kubernetes 1.34+, a CDI runtime)
+    ("draDriver",): {"cluster": {"kubeVersion": "1.34"}, "cdi": {"enabled": True}, "nodePools": [DRA_POOL]},
+    ("nodePools", "*", "resourceAllocation"): {"cluster": {"kubeVersion": "1.34"}, "cdi": {"enabled": True}, "nodePools": [{**DRA_POOL, "resourceAllocation": "device-plugin"}]},
+    # a dra pool's runtime version is checked against CDI support (validate refuses an old one)
+    ("nodePools", "*", "runtimeVersion"): {"cluster": {"kubeVersion": "1.34"}, "nodePools": [DRA_POOL]},
     ("sandboxWorkloads",): {"sandboxWorkloads": {"enabled": True}},
     ("vgpuManager",): {"sandboxWorkloads": {"enabled": True}, "vgpuManager": {"enabled": True, "repository": "registry.example.com/nvidia", "version": "580.1"}},
     ("vgpuDeviceManager",): {"sandboxWorkloads": {"enabled": True}},

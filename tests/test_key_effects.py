@@ -16,11 +16,23 @@ from typing import Any
 from renderer import noeffect, yamlio
 from renderer.inputs import ClusterInput, Inputs
 from renderer.pipeline import plan
+from renderer.problems import UserError
 from renderer.render import objects, render
 from tests.keyeffects import changed_value, context, current, deep_set, leaves
 
 FILE_LEVEL = ("gitops", "cluster")
 """Keys that may act on output files (Argo CD apps, chart metadata), not only on objects."""
+
+
+USER_PATCH = "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: nvidia-device-plugin-daemonset\n  namespace: {namespace}\nspec:\n  template:\n    metadata:\n      labels:\n        team: ml\n"
+"""A patch that trips no check, in the namespace of the values it is rendered with."""
+
+
+REFUSED_BY_DESIGN = {
+    "cluster.capabilities.openshift": "OpenShift is refused until it is rendered whole (docs/fidelity.md)",
+    "nodePools.*.runtimeVersion": "a statement about the nodes: its effect is the DRA pool's CDI check at validate time",
+}
+"""Keys whose changed value is refused at validate time on purpose (their effect is the refusal)."""
 
 
 def _pointer(path: tuple[str, ...]) -> str:
@@ -36,8 +48,9 @@ class Renders:
         text = yamlio.dump(values)
         key = (text, files)
         if key not in self.cache:
-            # file-level keys are rendered with one overlay cluster: its Argo CD Application
-            overlay = (ClusterInput("c1", b"{}\n", "overlays/c1/values.yaml"),) if files else ()
+            # file-level keys are rendered with one overlay cluster (its Argo CD Application) and
+            # one hand-written patch that trips no check (gitops.userPatches.allow names it)
+            overlay = (ClusterInput("c1", b"{}\n", "overlays/c1/values.yaml", patches=(("example.yaml", USER_PATCH.format(namespace=(values.get("cluster") or {}).get("namespace", "gpu-operator")).encode()),)),) if files else ()
             inputs = Inputs(text.encode(), "values.yaml", overlay)
             p = plan(inputs)
             errors = [x.format() for x in p.problems if x.severity.name == "ERROR"]
@@ -45,8 +58,12 @@ class Renders:
             if errors or p.base is None:
                 self.cache[key] = ("refused", errors)
             elif files:
-                out = render(inputs)
-                self.cache[key] = ("ok", {k: v for k, v in out.items() if not k.endswith("gpu-render.lock")})
+                try:
+                    out = render(inputs)
+                except UserError as exc:  # e.g. the patch no longer applies: the build refuses
+                    self.cache[key] = ("refused", [str(exc)])
+                else:
+                    self.cache[key] = ("ok", {k: v for k, v in out.items() if not k.endswith("gpu-render.lock")})
             else:
                 self.cache[key] = ("ok", json.dumps(objects(p.base), sort_keys=True, default=str))
         return self.cache[key]
@@ -88,7 +105,7 @@ def classify() -> dict[str, list[str]]:
 def test_every_key_renders_or_warns() -> None:
     got = classify()
     assert got["silent"] == [], "keys with no effect that are not in renderer/noeffect.py:\n" + "\n".join(got["silent"])
-    assert got["refused"] == [], got["refused"]
+    assert sorted(r.split(":")[0] for r in got["refused"]) == sorted(REFUSED_BY_DESIGN), got["refused"]
     assert got["listed-but-rendered"] == [], "listed in renderer/noeffect.py but they render:\n" + "\n".join(got["listed-but-rendered"])
     assert got["set-but-not-warned"] == [], got["set-but-not-warned"]
     assert len(got["rendered"]) > 300
@@ -101,8 +118,8 @@ def test_counts_are_reported(capsys: Any) -> None:
 
 
 def test_a_listed_key_warns_with_its_reason() -> None:
-    text = 'nodePools: [{name: a, os: {id: ubuntu, version: "22.04"}, driver: {tolerations: [{operator: Exists}]}}]\ndcgm: {hostPort: 5555}\n'
+    text = 'nodePools: [{name: a, os: {id: ubuntu, version: "22.04"}, driver: {podSecurityContext: {runAsUser: 0}}}]\ndcgm: {hostPort: 5555}\n'
     p = plan(Inputs(text.encode(), "values.yaml"))
     warned = {x.pointer: x.message for x in p.problems if x.severity.name == "WARNING"}
-    assert "driver fidelity work" in warned["/nodePools/0/driver/tolerations"]
+    assert "not rendered yet" in warned["/nodePools/0/driver/podSecurityContext"]
     assert "ignored by the operator" in warned["/dcgm/hostPort"]
