@@ -289,7 +289,9 @@ def test_applicationset_generates_the_same_applications_as_the_applications_layo
     def with_layout(layout: str) -> dict[str, str]:
         from dataclasses import replace
 
-        changed = {**values, "gitops": {**values.get("gitops", {}), "layout": layout, "generator": "list"}}
+        gitops = values.get("gitops", {})
+        repo = gitops.get("repoURL") or "https://git.example.com/gpu-policy.git"  # a gitops section needs one
+        changed = {**values, "gitops": {**gitops, "repoURL": repo, "layout": layout, "generator": "list"}}
         return render(replace(inputs, values=yamlio.dump(changed).encode()))
 
     sets = with_layout("applicationset")

@@ -314,7 +314,7 @@ def test_driver_manager_contract_for_dra() -> None:
     env = {e["name"]: e.get("value") for e in labeller["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert {"dra-driver", "dra-validator", "dcgm-exporter-dra"} <= set(env["CONTAINER_OPERANDS"].split())
     role = next(o for o in objs["driver"] if o["kind"] == "ClusterRole")
-    assert {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get"]} in role["rules"]
+    assert {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get", "list"]} in role["rules"]
     ns = next(o for o in objs["namespace"] if o["kind"] == "Namespace")
     assert ns["metadata"]["labels"]["resource.kubernetes.io/admin-access"] == "true"
 
