@@ -41,6 +41,7 @@ def test_every_target_runs_here(fuzz: ModuleType) -> None:
     assert set(BRIEF) == set(fuzz.TARGETS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BRIEF))
 def test_a_brief_fuzz_run_finds_no_traceback(fuzz: ModuleType, name: str) -> None:
     strategy, checker, _ = fuzz.TARGETS[name]

@@ -114,6 +114,7 @@ def _chart(repo: Path) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "damage",
     [
@@ -174,6 +175,7 @@ def test_the_chart_cache_round_trips() -> None:
     assert cache.chart_loads(data, "k") == found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "state",
     [
@@ -223,6 +225,7 @@ def test_a_committed_cache_is_ignored_with_a_warning(repo: Path, run_cli: Any, r
 # --- writes through symlinks in the cache folder ------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["CACHEDIR.TAG", ".gitignore", cache.STATE, cache.CHART, "tmp"])
 def test_a_symlink_in_the_cache_folder_is_never_written_through(repo: Path, run_cli: Any, tmp_path_factory: pytest.TempPathFactory, name: str) -> None:
     outside = tmp_path_factory.mktemp("outside") / "victim"
@@ -248,6 +251,7 @@ def test_a_symlink_in_the_cache_folder_is_never_written_through(repo: Path, run_
     same_as_clean(repo, run_cli)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["folder-link", "fifo", "folder"])
 def test_odd_cache_entries_are_ignored(repo: Path, run_cli: Any, tmp_path_factory: pytest.TempPathFactory, kind: str) -> None:
     outside = tmp_path_factory.mktemp("outside")

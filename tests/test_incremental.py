@@ -102,6 +102,7 @@ def test_unchanged_clusters_are_not_rendered(repo: Path, run_cli, rendered: list
     same_as_clean(repo, run_cli)
 
 
+@pytest.mark.slow
 def test_add_and_remove_clusters(repo: Path, run_cli, rendered: list[str]) -> None:  # type: ignore[no-untyped-def]
     build(run_cli)
     add_cluster(repo, "prod-west")
@@ -113,6 +114,7 @@ def test_add_and_remove_clusters(repo: Path, run_cli, rendered: list[str]) -> No
     same_as_clean(repo, run_cli)
 
 
+@pytest.mark.slow
 def test_fleet_change_renders_everything(repo: Path, run_cli, rendered: list[str]) -> None:  # type: ignore[no-untyped-def]
     build(run_cli)
     values = repo / "values.yaml"
@@ -121,6 +123,7 @@ def test_fleet_change_renders_everything(repo: Path, run_cli, rendered: list[str
     same_as_clean(repo, run_cli)
 
 
+@pytest.mark.slow
 def test_hand_edits_are_rendered_over(repo: Path, run_cli, rendered: list[str]) -> None:  # type: ignore[no-untyped-def]
     build(run_cli)
     edited = repo / "output" / "overlays" / "staging" / "kustomization.yaml"
@@ -147,6 +150,7 @@ def test_same_size_same_mtime_edit_is_caught_by_hash(repo: Path, run_cli, render
     same_as_clean(repo, run_cli)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "other-format", "chart-garbage", "no-state"])
 def test_corrupt_cache_is_ignored(repo: Path, run_cli, damage: str) -> None:  # type: ignore[no-untyped-def]
     build(run_cli)
@@ -196,6 +200,7 @@ def test_dry_run_uses_but_does_not_update_the_cache(repo: Path, run_cli) -> None
     assert (repo / "output" / cache.CACHE_DIR / cache.STATE).read_bytes() == state
 
 
+@pytest.mark.slow
 def test_warnings_of_reused_clusters_are_still_reported(repo: Path, run_cli, rendered: list[str]) -> None:  # type: ignore[no-untyped-def]
     values = repo / "overlays" / "prod-east" / "values.yaml"
     values.write_text(values.read_text() + "operator:\n  defaultRuntime: containerd\n")
@@ -210,6 +215,7 @@ def test_warnings_of_reused_clusters_are_still_reported(repo: Path, run_cli, ren
     same_as_clean(repo, run_cli)
 
 
+@pytest.mark.slow
 def test_shared_destination_warning_over_reused_clusters(repo: Path, run_cli, rendered: list[str]) -> None:  # type: ignore[no-untyped-def]
     build(run_cli)
     add_cluster(repo, "prod-west", CLUSTER.format(name="prod-east"))
@@ -227,6 +233,7 @@ def test_shared_destination_warning_over_reused_clusters(repo: Path, run_cli, re
     same_as_clean(repo, run_cli)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gitops", ["layout: applications", "generator: clusters"])
 def test_other_argocd_layouts(repo: Path, run_cli, rendered: list[str], gitops: str) -> None:  # type: ignore[no-untyped-def]
     values = repo / "values.yaml"
@@ -245,6 +252,7 @@ def test_other_argocd_layouts(repo: Path, run_cli, rendered: list[str], gitops: 
     same_as_clean(repo, run_cli)
 
 
+@pytest.mark.slow
 def test_hand_written_patches_are_inputs(repo: Path, run_cli, rendered: list[str]) -> None:  # type: ignore[no-untyped-def]
     build(run_cli)
     patches = repo / "overlays" / "staging" / "patches"

@@ -13,6 +13,8 @@ import functools
 import json
 from typing import Any
 
+import pytest
+
 from renderer import noeffect, yamlio
 from renderer.inputs import ClusterInput, Inputs
 from renderer.pipeline import plan
@@ -102,6 +104,7 @@ def classify() -> dict[str, list[str]]:
     return out
 
 
+@pytest.mark.slow
 def test_every_key_renders_or_warns() -> None:
     got = classify()
     assert got["silent"] == [], "keys with no effect that are not in renderer/noeffect.py:\n" + "\n".join(got["silent"])
@@ -111,6 +114,7 @@ def test_every_key_renders_or_warns() -> None:
     assert len(got["rendered"]) > 300
 
 
+@pytest.mark.slow
 def test_counts_are_reported(capsys: Any) -> None:
     got = classify()
     with capsys.disabled():

@@ -54,6 +54,7 @@ def test_templates_survive_pickle(folder: Path) -> None:
     assert pickle.loads(pickle.dumps(helm_ir.MISSING)) is helm_ir.MISSING
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder", [ROOT, CASES / "sandbox-kubevirt"], ids=lambda f: f.name)
 def test_skipping_unread_knobs_changes_no_template(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The analysis skips builds that change only values a build never read: with every value

@@ -65,6 +65,7 @@ def test_unchanged_cluster_files_are_not_read(repo: Path, run_cli: Callable[...,
     same_as_clean(repo, run_cli)
 
 
+@pytest.mark.slow
 def test_touched_file_is_read_again_and_trusted_after(repo: Path, run_cli: Callable[..., Any], rendered: list[str]) -> None:
     build(run_cli)
     touched = repo / PROD / "kustomization.yaml"
@@ -78,6 +79,7 @@ def test_touched_file_is_read_again_and_trusted_after(repo: Path, run_cli: Calla
     same_as_clean(repo, run_cli)
 
 
+@pytest.mark.slow
 def test_file_replaced_by_the_same_bytes_is_kept(repo: Path, run_cli: Callable[..., Any], rendered: list[str]) -> None:
     build(run_cli)
     target = repo / PROD / "kustomization.yaml"
@@ -90,6 +92,7 @@ def test_file_replaced_by_the_same_bytes_is_kept(repo: Path, run_cli: Callable[.
     same_as_clean(repo, run_cli)
 
 
+@pytest.mark.slow
 def test_replaced_by_other_bytes_of_same_size_and_mtime_is_rendered(repo: Path, run_cli: Callable[..., Any], rendered: list[str]) -> None:
     build(run_cli)
     target = repo / PROD / "kustomization.yaml"
