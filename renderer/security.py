@@ -78,8 +78,8 @@ GRANTS: dict[str, Grant] = {
             "host-path": "installs into /usr/local/nvidia and edits the runtime config and socket folders",
             "writable-host-mount": "writes the toolkit, runtime drop-in config, CDI specs and markers on the host",
         },
-        rules("apps daemonsets get,list") | _OPENSHIFT,
-        "waits for the driver DaemonSet (daemonsets get/list)",
+        rules("apps daemonsets list") | _OPENSHIFT,
+        "its driver validation asks whether an operator owns the driver DaemonSet (daemonsets list)",
     ),
     "operator-validator": Grant(
         {

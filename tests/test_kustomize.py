@@ -179,6 +179,8 @@ def test_component_turned_off_becomes_delete_patches() -> None:
     deleted = [e["path"] for e in k["patches"]]
     assert deleted == [
         "patches/gpu-feature-discovery/daemonset-gpu-feature-discovery.yaml",
+        "patches/gpu-feature-discovery/role-nvidia-gpu-feature-discovery.yaml",
+        "patches/gpu-feature-discovery/rolebinding-nvidia-gpu-feature-discovery.yaml",
         "patches/gpu-feature-discovery/serviceaccount-nvidia-gpu-feature-discovery.yaml",
     ]
     doc = yamlio.load(files["overlays/c1/patches/gpu-feature-discovery/daemonset-gpu-feature-discovery.yaml"])

@@ -398,10 +398,9 @@ def test_mps_daemon_needs_mps_capable_nodes() -> None:
 
 
 def test_gfd_rbac_for_node_feature_api() -> None:
-    # GFD writes the features.d file unless asked for the NodeFeature API: then, and only then, a Role
-    assert find(objects(model()), "gpu-feature-discovery", "Role") == []
-    objs = objects(model({"gfd": {"env": [{"name": "USE_NODE_FEATURE_API", "value": "true"}]}}))
-    (role,) = find(objs, "gpu-feature-discovery", "Role")
+    # GFD (v0.19+) publishes NodeFeature objects unless told to write the features.d file: a Role unless then
+    assert find(objects(model({"gfd": {"env": [{"name": "USE_NODE_FEATURE_API", "value": "false"}]}})), "gpu-feature-discovery", "Role") == []
+    (role,) = find(objects(model()), "gpu-feature-discovery", "Role")
     assert role["rules"][0]["apiGroups"] == ["nfd.k8s-sigs.io"]
 
 

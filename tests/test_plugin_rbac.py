@@ -29,9 +29,12 @@ def _pod(objs: list[dict[str, Any]]) -> dict[str, Any]:
     return pod
 
 
+NO_NFD_API = "gfd:\n  env: [{name: USE_NODE_FEATURE_API, value: 'false'}]\n"
+
+
 @pytest.mark.parametrize("component", sorted(COMPONENTS))
 def test_no_sidecar_no_token_no_cluster_role(component: str) -> None:
-    objs = _render(POOLS)[component]
+    objs = _render(POOLS + NO_NFD_API)[component]
     kinds = sorted(o["kind"] for o in objs)
     assert not {"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"} & set(kinds)
     pod = _pod(objs)
@@ -41,7 +44,7 @@ def test_no_sidecar_no_token_no_cluster_role(component: str) -> None:
 
 @pytest.mark.parametrize("component", sorted(COMPONENTS))
 def test_sidecar_gets_exactly_its_verbs(component: str) -> None:
-    objs = _render(SHARING)[component]
+    objs = _render(SHARING + NO_NFD_API)[component]
     pod = _pod(objs)
     assert pod.get("automountServiceAccountToken") is not False
     assert any(c["name"] == "config-manager" for c in pod["containers"])
@@ -53,7 +56,8 @@ def test_sidecar_gets_exactly_its_verbs(component: str) -> None:
 
 
 def test_gfd_node_feature_api_gets_its_role() -> None:
-    objs = _render(POOLS + "gfd:\n  env: [{name: USE_NODE_FEATURE_API, value: 'true'}]\n")["gpu-feature-discovery"]
+    # GFD v0.19+ publishes through the NodeFeature API unless told not to
+    objs = _render(POOLS)["gpu-feature-discovery"]
     assert {o["kind"] for o in objs} >= {"Role", "RoleBinding"}
     assert not [o for o in objs if o["kind"] == "ClusterRole"]
     assert _pod(objs).get("automountServiceAccountToken") is not False

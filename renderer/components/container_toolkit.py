@@ -259,7 +259,7 @@ def build(model: Model) -> list[Obj]:
     split = len(split_groups) > 1
     out: list[Obj] = [
         c.service_account(SA, model),
-        c.role(SA, model, [c.rule(["apps"], ["daemonsets"], ["get", "list"])]),
+        c.role(SA, model, [c.rule(["apps"], ["daemonsets"], ["list"])]),
         c.role_binding(SA, model),
         c.config_map(ENTRYPOINT_CM, model, {"entrypoint.sh": ENTRYPOINT}, lbls=c.labels(NAME)),
     ]

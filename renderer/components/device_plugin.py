@@ -86,9 +86,12 @@ def _config_manager(model: Model, *, oneshot: bool, process: str) -> Obj:
         "imagePullPolicy": dp.get("imagePullPolicy", "IfNotPresent"),
         "command": ["config-manager"],
         "env": env,
-        "securityContext": {"privileged": True},
         "volumeMounts": [c.mount("available-configs", "/available-configs"), c.mount("config", "/config")],
     }
+    if not oneshot:
+        # The sidecar signals the plugin's process (shared PID namespace); the one-shot init
+        # only copies a file and runs unprivileged, as in the operator's asset.
+        ctr["securityContext"] = {"privileged": True}
     return ctr
 
 

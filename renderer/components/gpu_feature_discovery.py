@@ -1,8 +1,8 @@
 """GPU feature discovery: labels GPU nodes (``nvidia.com/gpu.product``, MIG, sharing, CUDA...).
 
-Labels go through NFD: the ``features.d`` host directory, or the NodeFeature API (the Role
-below) when ``gfd.env`` sets ``USE_NODE_FEATURE_API``. Its ServiceAccount is bound (and a token
-mounted) only for that and for the config-manager sidecar. Shares the device plugin's config (time-slicing/MPS) when one is named.
+Labels go through NFD: the NodeFeature API (the Role below; GFD's default since v0.19), or the
+``features.d`` host directory when ``gfd.env`` sets ``USE_NODE_FEATURE_API`` false. Its
+ServiceAccount is bound (and a token mounted) only for the API and for the config-manager sidecar. Shares the device plugin's config (time-slicing/MPS) when one is named.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ def daemonset(model: Model) -> Obj:
         "volumeMounts": [
             c.mount("output-dir", FEATURES_DIR),
             c.mount("host-sys", "/sys", read_only=True),
-            c.mount("driver-install-dir", "/driver-root", read_only=True, propagation="HostToContainer"),
         ],
     }
     c.apply_container_settings(main, gfd)
@@ -45,7 +44,6 @@ def daemonset(model: Model) -> Obj:
         "volumes": [
             c.host_path("output-dir", FEATURES_DIR, "DirectoryOrCreate"),
             c.host_path("host-sys", "/sys", "Directory"),
-            c.host_path("driver-install-dir", c.driver_install_dir(model), "DirectoryOrCreate"),
             c.host_path("run-nvidia-validations", c.VALIDATIONS_DIR, "DirectoryOrCreate"),
         ],
     }
@@ -54,12 +52,13 @@ def daemonset(model: Model) -> Obj:
 
 
 def uses_node_feature_api(model: Model) -> bool:
-    """GFD publishes NodeFeature objects only when asked (``USE_NODE_FEATURE_API``, off by
-    default in GFD and unset by the operator); otherwise it writes the features.d file."""
+    """GFD publishes NodeFeature objects unless told not to (``USE_NODE_FEATURE_API``: on by
+    default in GFD v0.19 and later, unset by the operator); then it writes the features.d file.
+    It GETs its own pod (owner references) and gets, creates and updates its NodeFeature."""
     for item in model.section("gfd").get("env") or []:
         if isinstance(item, dict) and item.get("name") in ("USE_NODE_FEATURE_API", "GFD_USE_NODE_FEATURE_API"):
-            return str(item.get("value", "")).lower() in ("true", "1", "t", "yes")
-    return False
+            return str(item.get("value", "")).lower() not in ("false", "0", "f", "no")
+    return True
 
 
 def build(model: Model) -> list[Obj]:

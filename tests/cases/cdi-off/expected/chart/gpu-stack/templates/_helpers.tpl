@@ -119,8 +119,6 @@ initContainers:
     command:
       - config-manager
     {{- include "gpu-stack.env" . | nindent 4 }}
-    securityContext:
-      privileged: true
     volumeMounts:
       - name: available-configs
         mountPath: /available-configs

@@ -160,8 +160,6 @@ initContainers:
     command:
       - config-manager
     {{- include "gpu-stack.env" . | nindent 4 }}
-    securityContext:
-      privileged: true
     volumeMounts:
       - name: available-configs
         mountPath: /available-configs

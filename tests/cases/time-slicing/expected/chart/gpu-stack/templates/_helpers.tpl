@@ -169,8 +169,6 @@ initContainers:
       value: ''
     - name: PROCESS_TO_SIGNAL
       value: ''
-  securityContext:
-    privileged: true
   volumeMounts:
     - name: available-configs
       mountPath: /available-configs
