@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = '4627d255d60c7bb28ca54f2deaf686706e84558d76770ad25b79175b94c9cf78'
+SCHEMA_SHA256 = '728245772ec1133cc3ce9464801d9b6c36f92362ad4673f1cd1a21337f36bb89'
 VERSION = "2.22.3"
 from decimal import Decimal
 import re
@@ -122,6 +122,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
             data__nodePools_is_list = isinstance(data__nodePools, (list, tuple))
             if data__nodePools_is_list:
                 data__nodePools_len = len(data__nodePools)
+                if data__nodePools_len > 256:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools must contain less than or equal to 256 items")
                 for data__nodePools_x, data__nodePools_item in enumerate(data__nodePools):
                     if not isinstance(data__nodePools_item, (dict)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}]".format(**locals()) + " must be object")
@@ -719,6 +721,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             data__nodePools_item__driver__repoConfig__keys_is_list = isinstance(data__nodePools_item__driver__repoConfig__keys, (list, tuple))
                                             if data__nodePools_item__driver__repoConfig__keys_is_list:
                                                 data__nodePools_item__driver__repoConfig__keys_len = len(data__nodePools_item__driver__repoConfig__keys)
+                                                if data__nodePools_item__driver__repoConfig__keys_len > 256:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.repoConfig.keys".format(**locals()) + " must contain less than or equal to 256 items")
                                                 for data__nodePools_item__driver__repoConfig__keys_x, data__nodePools_item__driver__repoConfig__keys_item in enumerate(data__nodePools_item__driver__repoConfig__keys):
                                                     if not isinstance(data__nodePools_item__driver__repoConfig__keys_item, (str)):
                                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.repoConfig.keys[{data__nodePools_item__driver__repoConfig__keys_x}]".format(**locals()) + " must be string")
@@ -748,6 +752,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             data__nodePools_item__driver__certConfig__keys_is_list = isinstance(data__nodePools_item__driver__certConfig__keys, (list, tuple))
                                             if data__nodePools_item__driver__certConfig__keys_is_list:
                                                 data__nodePools_item__driver__certConfig__keys_len = len(data__nodePools_item__driver__certConfig__keys)
+                                                if data__nodePools_item__driver__certConfig__keys_len > 256:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.certConfig.keys".format(**locals()) + " must contain less than or equal to 256 items")
                                                 for data__nodePools_item__driver__certConfig__keys_x, data__nodePools_item__driver__certConfig__keys_item in enumerate(data__nodePools_item__driver__certConfig__keys):
                                                     if not isinstance(data__nodePools_item__driver__certConfig__keys_item, (str)):
                                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.certConfig.keys[{data__nodePools_item__driver__certConfig__keys_x}]".format(**locals()) + " must be string")
@@ -822,6 +828,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             data__nodePools_item__driver__kernelModuleConfig__keys_is_list = isinstance(data__nodePools_item__driver__kernelModuleConfig__keys, (list, tuple))
                                             if data__nodePools_item__driver__kernelModuleConfig__keys_is_list:
                                                 data__nodePools_item__driver__kernelModuleConfig__keys_len = len(data__nodePools_item__driver__kernelModuleConfig__keys)
+                                                if data__nodePools_item__driver__kernelModuleConfig__keys_len > 256:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.kernelModuleConfig.keys".format(**locals()) + " must contain less than or equal to 256 items")
                                                 for data__nodePools_item__driver__kernelModuleConfig__keys_x, data__nodePools_item__driver__kernelModuleConfig__keys_item in enumerate(data__nodePools_item__driver__kernelModuleConfig__keys):
                                                     if not isinstance(data__nodePools_item__driver__kernelModuleConfig__keys_item, (str)):
                                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".nodePools[{data__nodePools_x}].driver.kernelModuleConfig.keys[{data__nodePools_item__driver__kernelModuleConfig__keys_x}]".format(**locals()) + " must be string")
@@ -1083,6 +1091,9 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.clusterSelector.matchLabels must be object")
                             data__gitops__clusterSelector__matchLabels_is_dict = isinstance(data__gitops__clusterSelector__matchLabels, dict)
                             if data__gitops__clusterSelector__matchLabels_is_dict:
+                                data__gitops__clusterSelector__matchLabels_len = len(data__gitops__clusterSelector__matchLabels)
+                                if data__gitops__clusterSelector__matchLabels_len > 256:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.clusterSelector.matchLabels must contain less than or equal to 256 properties")
                                 data__gitops__clusterSelector__matchLabels_keys = set(data__gitops__clusterSelector__matchLabels.keys())
                                 for data__gitops__clusterSelector__matchLabels_key in data__gitops__clusterSelector__matchLabels_keys:
                                     if data__gitops__clusterSelector__matchLabels_key not in []:
@@ -1097,6 +1108,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             data__gitops__clusterSelector__matchExpressions_is_list = isinstance(data__gitops__clusterSelector__matchExpressions, (list, tuple))
                             if data__gitops__clusterSelector__matchExpressions_is_list:
                                 data__gitops__clusterSelector__matchExpressions_len = len(data__gitops__clusterSelector__matchExpressions)
+                                if data__gitops__clusterSelector__matchExpressions_len > 256:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.clusterSelector.matchExpressions must contain less than or equal to 256 items")
                                 for data__gitops__clusterSelector__matchExpressions_x, data__gitops__clusterSelector__matchExpressions_item in enumerate(data__gitops__clusterSelector__matchExpressions):
                                     if not isinstance(data__gitops__clusterSelector__matchExpressions_item, (dict)):
                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.clusterSelector.matchExpressions[{data__gitops__clusterSelector__matchExpressions_x}]".format(**locals()) + " must be object")
@@ -1126,6 +1139,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                             data__gitops__clusterSelector__matchExpressions_item__values_is_list = isinstance(data__gitops__clusterSelector__matchExpressions_item__values, (list, tuple))
                                             if data__gitops__clusterSelector__matchExpressions_item__values_is_list:
                                                 data__gitops__clusterSelector__matchExpressions_item__values_len = len(data__gitops__clusterSelector__matchExpressions_item__values)
+                                                if data__gitops__clusterSelector__matchExpressions_item__values_len > 256:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.clusterSelector.matchExpressions[{data__gitops__clusterSelector__matchExpressions_x}].values".format(**locals()) + " must contain less than or equal to 256 items")
                                                 for data__gitops__clusterSelector__matchExpressions_item__values_x, data__gitops__clusterSelector__matchExpressions_item__values_item in enumerate(data__gitops__clusterSelector__matchExpressions_item__values):
                                                     if not isinstance(data__gitops__clusterSelector__matchExpressions_item__values_item, (str)):
                                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.clusterSelector.matchExpressions[{data__gitops__clusterSelector__matchExpressions_x}].values[{data__gitops__clusterSelector__matchExpressions_item__values_x}]".format(**locals()) + " must be string")
@@ -1207,6 +1222,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             data__gitops__syncPolicy__syncOptions_is_list = isinstance(data__gitops__syncPolicy__syncOptions, (list, tuple))
                             if data__gitops__syncPolicy__syncOptions_is_list:
                                 data__gitops__syncPolicy__syncOptions_len = len(data__gitops__syncPolicy__syncOptions)
+                                if data__gitops__syncPolicy__syncOptions_len > 256:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.syncPolicy.syncOptions must contain less than or equal to 256 items")
                                 for data__gitops__syncPolicy__syncOptions_x, data__gitops__syncPolicy__syncOptions_item in enumerate(data__gitops__syncPolicy__syncOptions):
                                     if not isinstance(data__gitops__syncPolicy__syncOptions_item, (str)):
                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.syncPolicy.syncOptions[{data__gitops__syncPolicy__syncOptions_x}]".format(**locals()) + " must be string")
@@ -1288,6 +1305,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             data__gitops__userPatches__allow_is_list = isinstance(data__gitops__userPatches__allow, (list, tuple))
                             if data__gitops__userPatches__allow_is_list:
                                 data__gitops__userPatches__allow_len = len(data__gitops__userPatches__allow)
+                                if data__gitops__userPatches__allow_len > 256:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow must contain less than or equal to 256 items")
                                 for data__gitops__userPatches__allow_x, data__gitops__userPatches__allow_item in enumerate(data__gitops__userPatches__allow):
                                     if not isinstance(data__gitops__userPatches__allow_item, (dict)):
                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}]".format(**locals()) + " must be object")
@@ -1315,6 +1334,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                                 data__gitops__userPatches__allow_item__checks_len = len(data__gitops__userPatches__allow_item__checks)
                                                 if data__gitops__userPatches__allow_item__checks_len < 1:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}].checks".format(**locals()) + " must contain at least 1 items")
+                                                if data__gitops__userPatches__allow_item__checks_len > 256:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}].checks".format(**locals()) + " must contain less than or equal to 256 items")
                                                 for data__gitops__userPatches__allow_item__checks_x, data__gitops__userPatches__allow_item__checks_item in enumerate(data__gitops__userPatches__allow_item__checks):
                                                     if not isinstance(data__gitops__userPatches__allow_item__checks_item, (str)):
                                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.userPatches.allow[{data__gitops__userPatches__allow_x}].checks[{data__gitops__userPatches__allow_item__checks_x}]".format(**locals()) + " must be string")
@@ -1358,6 +1379,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             data__gitops__rollingSync__steps_is_list = isinstance(data__gitops__rollingSync__steps, (list, tuple))
                             if data__gitops__rollingSync__steps_is_list:
                                 data__gitops__rollingSync__steps_len = len(data__gitops__rollingSync__steps)
+                                if data__gitops__rollingSync__steps_len > 256:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.rollingSync.steps must contain less than or equal to 256 items")
                                 for data__gitops__rollingSync__steps_x, data__gitops__rollingSync__steps_item in enumerate(data__gitops__rollingSync__steps):
                                     if not isinstance(data__gitops__rollingSync__steps_item, (dict)):
                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.rollingSync.steps[{data__gitops__rollingSync__steps_x}]".format(**locals()) + " must be object")
@@ -1377,6 +1400,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                                 data__gitops__rollingSync__steps_item__groups_len = len(data__gitops__rollingSync__steps_item__groups)
                                                 if data__gitops__rollingSync__steps_item__groups_len < 1:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.rollingSync.steps[{data__gitops__rollingSync__steps_x}].groups".format(**locals()) + " must contain at least 1 items")
+                                                if data__gitops__rollingSync__steps_item__groups_len > 256:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.rollingSync.steps[{data__gitops__rollingSync__steps_x}].groups".format(**locals()) + " must contain less than or equal to 256 items")
                                                 for data__gitops__rollingSync__steps_item__groups_x, data__gitops__rollingSync__steps_item__groups_item in enumerate(data__gitops__rollingSync__steps_item__groups):
                                                     if not isinstance(data__gitops__rollingSync__steps_item__groups_item, (str)):
                                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".gitops.rollingSync.steps[{data__gitops__rollingSync__steps_x}].groups[{data__gitops__rollingSync__steps_item__groups_x}]".format(**locals()) + " must be string")
@@ -1516,6 +1541,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             data__nfd__master__extraLabelNs_is_list = isinstance(data__nfd__master__extraLabelNs, (list, tuple))
                             if data__nfd__master__extraLabelNs_is_list:
                                 data__nfd__master__extraLabelNs_len = len(data__nfd__master__extraLabelNs)
+                                if data__nfd__master__extraLabelNs_len > 256:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.master.extraLabelNs must contain less than or equal to 256 items")
                                 for data__nfd__master__extraLabelNs_x, data__nfd__master__extraLabelNs_item in enumerate(data__nfd__master__extraLabelNs):
                                     if not isinstance(data__nfd__master__extraLabelNs_item, (str)):
                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.master.extraLabelNs[{data__nfd__master__extraLabelNs_x}]".format(**locals()) + " must be string")
@@ -1545,6 +1572,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             data__nfd__worker__pciDeviceClassWhitelist_is_list = isinstance(data__nfd__worker__pciDeviceClassWhitelist, (list, tuple))
                             if data__nfd__worker__pciDeviceClassWhitelist_is_list:
                                 data__nfd__worker__pciDeviceClassWhitelist_len = len(data__nfd__worker__pciDeviceClassWhitelist)
+                                if data__nfd__worker__pciDeviceClassWhitelist_len > 256:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.worker.pciDeviceClassWhitelist must contain less than or equal to 256 items")
                                 for data__nfd__worker__pciDeviceClassWhitelist_x, data__nfd__worker__pciDeviceClassWhitelist_item in enumerate(data__nfd__worker__pciDeviceClassWhitelist):
                                     if not isinstance(data__nfd__worker__pciDeviceClassWhitelist_item, (str)):
                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.worker.pciDeviceClassWhitelist[{data__nfd__worker__pciDeviceClassWhitelist_x}]".format(**locals()) + " must be string")
@@ -1559,6 +1588,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             data__nfd__worker__pciDeviceLabelFields_is_list = isinstance(data__nfd__worker__pciDeviceLabelFields, (list, tuple))
                             if data__nfd__worker__pciDeviceLabelFields_is_list:
                                 data__nfd__worker__pciDeviceLabelFields_len = len(data__nfd__worker__pciDeviceLabelFields)
+                                if data__nfd__worker__pciDeviceLabelFields_len > 256:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.worker.pciDeviceLabelFields must contain less than or equal to 256 items")
                                 for data__nfd__worker__pciDeviceLabelFields_x, data__nfd__worker__pciDeviceLabelFields_item in enumerate(data__nfd__worker__pciDeviceLabelFields):
                                     if not isinstance(data__nfd__worker__pciDeviceLabelFields_item, (str)):
                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.worker.pciDeviceLabelFields[{data__nfd__worker__pciDeviceLabelFields_x}]".format(**locals()) + " must be string")
@@ -2633,6 +2664,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             data__driver__repoConfig__keys_is_list = isinstance(data__driver__repoConfig__keys, (list, tuple))
                             if data__driver__repoConfig__keys_is_list:
                                 data__driver__repoConfig__keys_len = len(data__driver__repoConfig__keys)
+                                if data__driver__repoConfig__keys_len > 256:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.repoConfig.keys must contain less than or equal to 256 items")
                                 for data__driver__repoConfig__keys_x, data__driver__repoConfig__keys_item in enumerate(data__driver__repoConfig__keys):
                                     if not isinstance(data__driver__repoConfig__keys_item, (str)):
                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.repoConfig.keys[{data__driver__repoConfig__keys_x}]".format(**locals()) + " must be string")
@@ -2662,6 +2695,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             data__driver__certConfig__keys_is_list = isinstance(data__driver__certConfig__keys, (list, tuple))
                             if data__driver__certConfig__keys_is_list:
                                 data__driver__certConfig__keys_len = len(data__driver__certConfig__keys)
+                                if data__driver__certConfig__keys_len > 256:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.certConfig.keys must contain less than or equal to 256 items")
                                 for data__driver__certConfig__keys_x, data__driver__certConfig__keys_item in enumerate(data__driver__certConfig__keys):
                                     if not isinstance(data__driver__certConfig__keys_item, (str)):
                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.certConfig.keys[{data__driver__certConfig__keys_x}]".format(**locals()) + " must be string")
@@ -2736,6 +2771,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             data__driver__kernelModuleConfig__keys_is_list = isinstance(data__driver__kernelModuleConfig__keys, (list, tuple))
                             if data__driver__kernelModuleConfig__keys_is_list:
                                 data__driver__kernelModuleConfig__keys_len = len(data__driver__kernelModuleConfig__keys)
+                                if data__driver__kernelModuleConfig__keys_len > 256:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.kernelModuleConfig.keys must contain less than or equal to 256 items")
                                 for data__driver__kernelModuleConfig__keys_x, data__driver__kernelModuleConfig__keys_item in enumerate(data__driver__kernelModuleConfig__keys):
                                     if not isinstance(data__driver__kernelModuleConfig__keys_item, (str)):
                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".driver.kernelModuleConfig.keys[{data__driver__kernelModuleConfig__keys_x}]".format(**locals()) + " must be string")
@@ -3066,6 +3103,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                     data__dcgmExporter__podLabelAllowlistRegex_is_list = isinstance(data__dcgmExporter__podLabelAllowlistRegex, (list, tuple))
                     if data__dcgmExporter__podLabelAllowlistRegex_is_list:
                         data__dcgmExporter__podLabelAllowlistRegex_len = len(data__dcgmExporter__podLabelAllowlistRegex)
+                        if data__dcgmExporter__podLabelAllowlistRegex_len > 256:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".dcgmExporter.podLabelAllowlistRegex must contain less than or equal to 256 items")
                         for data__dcgmExporter__podLabelAllowlistRegex_x, data__dcgmExporter__podLabelAllowlistRegex_item in enumerate(data__dcgmExporter__podLabelAllowlistRegex):
                             if not isinstance(data__dcgmExporter__podLabelAllowlistRegex_item, (str)):
                                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".dcgmExporter.podLabelAllowlistRegex[{data__dcgmExporter__podLabelAllowlistRegex_x}]".format(**locals()) + " must be string")
@@ -3179,6 +3218,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             data__dcgmExporter__serviceMonitor__relabelings_is_list = isinstance(data__dcgmExporter__serviceMonitor__relabelings, (list, tuple))
                             if data__dcgmExporter__serviceMonitor__relabelings_is_list:
                                 data__dcgmExporter__serviceMonitor__relabelings_len = len(data__dcgmExporter__serviceMonitor__relabelings)
+                                if data__dcgmExporter__serviceMonitor__relabelings_len > 256:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".dcgmExporter.serviceMonitor.relabelings must contain less than or equal to 256 items")
                                 for data__dcgmExporter__serviceMonitor__relabelings_x, data__dcgmExporter__serviceMonitor__relabelings_item in enumerate(data__dcgmExporter__serviceMonitor__relabelings):
                                     validate_https___gpu_render_dev_schemas_values_schema_json___defs_relabelconfig(data__dcgmExporter__serviceMonitor__relabelings_item, custom_formats, (name_prefix or "data") + ".dcgmExporter.serviceMonitor.relabelings[{data__dcgmExporter__serviceMonitor__relabelings_x}]".format(**locals()))
                         if data__dcgmExporter__serviceMonitor_keys:
@@ -3597,6 +3638,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             data__vgpuManager__kernelModuleConfig__keys_is_list = isinstance(data__vgpuManager__kernelModuleConfig__keys, (list, tuple))
                             if data__vgpuManager__kernelModuleConfig__keys_is_list:
                                 data__vgpuManager__kernelModuleConfig__keys_len = len(data__vgpuManager__kernelModuleConfig__keys)
+                                if data__vgpuManager__kernelModuleConfig__keys_len > 256:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".vgpuManager.kernelModuleConfig.keys must contain less than or equal to 256 items")
                                 for data__vgpuManager__kernelModuleConfig__keys_x, data__vgpuManager__kernelModuleConfig__keys_item in enumerate(data__vgpuManager__kernelModuleConfig__keys):
                                     if not isinstance(data__vgpuManager__kernelModuleConfig__keys_item, (str)):
                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".vgpuManager.kernelModuleConfig.keys[{data__vgpuManager__kernelModuleConfig__keys_x}]".format(**locals()) + " must be string")
@@ -4073,6 +4116,9 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.featureGates must be object")
                     data__draDriver__featureGates_is_dict = isinstance(data__draDriver__featureGates, dict)
                     if data__draDriver__featureGates_is_dict:
+                        data__draDriver__featureGates_len = len(data__draDriver__featureGates)
+                        if data__draDriver__featureGates_len > 256:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.featureGates must contain less than or equal to 256 properties")
                         data__draDriver__featureGates_keys = set(data__draDriver__featureGates.keys())
                         for data__draDriver__featureGates_key in data__draDriver__featureGates_keys:
                             if data__draDriver__featureGates_key not in []:
@@ -4103,6 +4149,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                     data__draDriver__gpus__kubeletPlugin__env_is_list = isinstance(data__draDriver__gpus__kubeletPlugin__env, (list, tuple))
                                     if data__draDriver__gpus__kubeletPlugin__env_is_list:
                                         data__draDriver__gpus__kubeletPlugin__env_len = len(data__draDriver__gpus__kubeletPlugin__env)
+                                        if data__draDriver__gpus__kubeletPlugin__env_len > 256:
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.gpus.kubeletPlugin.env must contain less than or equal to 256 items")
                                         for data__draDriver__gpus__kubeletPlugin__env_x, data__draDriver__gpus__kubeletPlugin__env_item in enumerate(data__draDriver__gpus__kubeletPlugin__env):
                                             validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data__draDriver__gpus__kubeletPlugin__env_item, custom_formats, (name_prefix or "data") + ".draDriver.gpus.kubeletPlugin.env[{data__draDriver__gpus__kubeletPlugin__env_x}]".format(**locals()))
                                 if "resources" in data__draDriver__gpus__kubeletPlugin_keys:
@@ -4167,6 +4215,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                     data__draDriver__computeDomains__controller__env_is_list = isinstance(data__draDriver__computeDomains__controller__env, (list, tuple))
                                     if data__draDriver__computeDomains__controller__env_is_list:
                                         data__draDriver__computeDomains__controller__env_len = len(data__draDriver__computeDomains__controller__env)
+                                        if data__draDriver__computeDomains__controller__env_len > 256:
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.controller.env must contain less than or equal to 256 items")
                                         for data__draDriver__computeDomains__controller__env_x, data__draDriver__computeDomains__controller__env_item in enumerate(data__draDriver__computeDomains__controller__env):
                                             validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data__draDriver__computeDomains__controller__env_item, custom_formats, (name_prefix or "data") + ".draDriver.computeDomains.controller.env[{data__draDriver__computeDomains__controller__env_x}]".format(**locals()))
                                 if "resources" in data__draDriver__computeDomains__controller_keys:
@@ -4191,6 +4241,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                     data__draDriver__computeDomains__kubeletPlugin__env_is_list = isinstance(data__draDriver__computeDomains__kubeletPlugin__env, (list, tuple))
                                     if data__draDriver__computeDomains__kubeletPlugin__env_is_list:
                                         data__draDriver__computeDomains__kubeletPlugin__env_len = len(data__draDriver__computeDomains__kubeletPlugin__env)
+                                        if data__draDriver__computeDomains__kubeletPlugin__env_len > 256:
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".draDriver.computeDomains.kubeletPlugin.env must contain less than or equal to 256 items")
                                         for data__draDriver__computeDomains__kubeletPlugin__env_x, data__draDriver__computeDomains__kubeletPlugin__env_item in enumerate(data__draDriver__computeDomains__kubeletPlugin__env):
                                             validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data__draDriver__computeDomains__kubeletPlugin__env_item, custom_formats, (name_prefix or "data") + ".draDriver.computeDomains.kubeletPlugin.env[{data__draDriver__computeDomains__kubeletPlugin__env_x}]".format(**locals()))
                                 if "resources" in data__draDriver__computeDomains__kubeletPlugin_keys:
@@ -4263,9 +4315,16 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
             data__extraObjects_is_list = isinstance(data__extraObjects, (list, tuple))
             if data__extraObjects_is_list:
                 data__extraObjects_len = len(data__extraObjects)
+                if data__extraObjects_len > 256:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".extraObjects must contain less than or equal to 256 items")
                 for data__extraObjects_x, data__extraObjects_item in enumerate(data__extraObjects):
                     if not isinstance(data__extraObjects_item, (dict, str)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".extraObjects[{data__extraObjects_x}]".format(**locals()) + " must be object or string")
+                    data__extraObjects_item_is_dict = isinstance(data__extraObjects_item, dict)
+                    if data__extraObjects_item_is_dict:
+                        data__extraObjects_item_len = len(data__extraObjects_item)
+                        if data__extraObjects_item_len > 256:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".extraObjects[{data__extraObjects_x}]".format(**locals()) + " must contain less than or equal to 256 properties")
         if "node-feature-discovery" in data_keys:
             data_keys.remove("node-feature-discovery")
             data__nodefeaturediscovery = data["node-feature-discovery"]
@@ -4288,6 +4347,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json___defs_relabelcon
             data__sourceLabels_is_list = isinstance(data__sourceLabels, (list, tuple))
             if data__sourceLabels_is_list:
                 data__sourceLabels_len = len(data__sourceLabels)
+                if data__sourceLabels_len > 256:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".sourceLabels must contain less than or equal to 256 items")
                 for data__sourceLabels_x, data__sourceLabels_item in enumerate(data__sourceLabels):
                     if not isinstance(data__sourceLabels_item, (str)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".sourceLabels[{data__sourceLabels_x}]".format(**locals()) + " must be string")
@@ -4341,6 +4402,11 @@ def validate_https___gpu_render_dev_schemas_values_schema_json___defs_duration(d
 def validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data, custom_formats={}, name_prefix=None):
     if not isinstance(data, (dict)):
         raise JsonSchemaValueException("" + (name_prefix or "data") + " must be object")
+    data_is_dict = isinstance(data, dict)
+    if data_is_dict:
+        data_len = len(data)
+        if data_len > 256:
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain less than or equal to 256 properties")
     return data
 
 def validate_https___gpu_render_dev_schemas_values_schema_json___defs_tolerations(data, custom_formats={}, name_prefix=None):
@@ -4349,6 +4415,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json___defs_toleration
     data_is_list = isinstance(data, (list, tuple))
     if data_is_list:
         data_len = len(data)
+        if data_len > 256:
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain less than or equal to 256 items")
         for data_x, data_item in enumerate(data):
             validate_https___gpu_render_dev_schemas_values_schema_json___defs_toleration(data_item, custom_formats, (name_prefix or "data") + "[{data_x}]".format(**locals()))
     return data
@@ -4400,6 +4468,9 @@ def validate_https___gpu_render_dev_schemas_values_schema_json___defs_stringmap(
         raise JsonSchemaValueException("" + (name_prefix or "data") + " must be object")
     data_is_dict = isinstance(data, dict)
     if data_is_dict:
+        data_len = len(data)
+        if data_len > 256:
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain less than or equal to 256 properties")
         data_keys = set(data.keys())
         for data_key in data_keys:
             if data_key not in []:
@@ -4421,6 +4492,9 @@ def validate_https___gpu_render_dev_schemas_values_schema_json___defs_resources(
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".limits must be object")
             data__limits_is_dict = isinstance(data__limits, dict)
             if data__limits_is_dict:
+                data__limits_len = len(data__limits)
+                if data__limits_len > 256:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".limits must contain less than or equal to 256 properties")
                 data__limits_keys = set(data__limits.keys())
                 for data__limits_key in data__limits_keys:
                     if data__limits_key not in []:
@@ -4433,6 +4507,9 @@ def validate_https___gpu_render_dev_schemas_values_schema_json___defs_resources(
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".requests must be object")
             data__requests_is_dict = isinstance(data__requests, dict)
             if data__requests_is_dict:
+                data__requests_len = len(data__requests)
+                if data__requests_len > 256:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".requests must contain less than or equal to 256 properties")
                 data__requests_keys = set(data__requests.keys())
                 for data__requests_key in data__requests_keys:
                     if data__requests_key not in []:
@@ -4446,9 +4523,16 @@ def validate_https___gpu_render_dev_schemas_values_schema_json___defs_resources(
             data__claims_is_list = isinstance(data__claims, (list, tuple))
             if data__claims_is_list:
                 data__claims_len = len(data__claims)
+                if data__claims_len > 256:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".claims must contain less than or equal to 256 items")
                 for data__claims_x, data__claims_item in enumerate(data__claims):
                     if not isinstance(data__claims_item, (dict)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".claims[{data__claims_x}]".format(**locals()) + " must be object")
+                    data__claims_item_is_dict = isinstance(data__claims_item, dict)
+                    if data__claims_item_is_dict:
+                        data__claims_item_len = len(data__claims_item)
+                        if data__claims_item_len > 256:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".claims[{data__claims_x}]".format(**locals()) + " must contain less than or equal to 256 properties")
         if data_keys:
             raise JsonSchemaValueException("" + (name_prefix or "data") + " must not contain "+str(data_keys)+" properties")
     return data
@@ -4475,6 +4559,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json___defs_args(data,
     data_is_list = isinstance(data, (list, tuple))
     if data_is_list:
         data_len = len(data)
+        if data_len > 256:
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain less than or equal to 256 items")
         for data_x, data_item in enumerate(data):
             if not isinstance(data_item, (str)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + "[{data_x}]".format(**locals()) + " must be string")
@@ -4486,6 +4572,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json___defs_env(data, 
     data_is_list = isinstance(data, (list, tuple))
     if data_is_list:
         data_len = len(data)
+        if data_len > 256:
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain less than or equal to 256 items")
         for data_x, data_item in enumerate(data):
             if not isinstance(data_item, (dict)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + "[{data_x}]".format(**locals()) + " must be object")
@@ -4523,6 +4611,11 @@ def validate_https___gpu_render_dev_schemas_values_schema_json___defs_env(data, 
                     data_item__valueFrom = data_item["valueFrom"]
                     if not isinstance(data_item__valueFrom, (dict)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + "[{data_x}].valueFrom".format(**locals()) + " must be object")
+                    data_item__valueFrom_is_dict = isinstance(data_item__valueFrom, dict)
+                    if data_item__valueFrom_is_dict:
+                        data_item__valueFrom_len = len(data_item__valueFrom)
+                        if data_item__valueFrom_len > 256:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + "[{data_x}].valueFrom".format(**locals()) + " must contain less than or equal to 256 properties")
                 if data_item_keys:
                     raise JsonSchemaValueException("" + (name_prefix or "data") + "[{data_x}]".format(**locals()) + " must not contain "+str(data_item_keys)+" properties")
     return data
@@ -4559,6 +4652,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json___defs_imagepulls
     data_is_list = isinstance(data, (list, tuple))
     if data_is_list:
         data_len = len(data)
+        if data_len > 256:
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain less than or equal to 256 items")
         for data_x, data_item in enumerate(data):
             data_item_any_of_count3 = 0
             if not data_item_any_of_count3:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -52,7 +53,86 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
 
     values = with_defaults(located.data) if defaulted is None else defaulted
     problems += sharing_rules(located, values)
+    problems += copy_rules(located, values)
     return problems
+
+
+# --- what the render multiplies --------------------------------------------------------------
+
+MAX_ANNOTATION_BYTES = 256 * 1024
+"""Kubernetes refuses an object whose annotations (keys and values) exceed 256 KiB in total."""
+MAX_COPIED_BYTES = 2 * 1024 * 1024
+"""Bytes of values the render copies into its DaemonSets: the ``daemonsets.*`` pod settings
+times the DaemonSets that carry them, the fleet ``driver`` section times the pools."""
+MAX_COPIED_ENTRIES = 50_000
+"""List entries and map keys the render copies that way (the cost is per entry as much as per byte)."""
+OPERAND_DAEMONSETS = 20
+"""At least as many operand DaemonSets as one cluster renders besides the per-pool driver ones."""
+_SHARED = ("labels", "annotations", "tolerations", "podSecurityContext")
+_ANNOTATIONS = ("/daemonsets/annotations", "/operator/annotations", "/operator/podAnnotations", "/dcgmExporter/annotations", "/driver/annotations")
+
+
+def _size(value: Any) -> tuple[int, int]:
+    """Serialized bytes and entries (list items plus map keys) of ``value``."""
+    if isinstance(value, dict):
+        entries = len(value) + sum(_size(v)[1] for v in value.values())
+    elif isinstance(value, list):
+        entries = len(value) + sum(_size(v)[1] for v in value)
+    else:
+        entries = 0
+    return len(json.dumps(value, separators=(",", ":"), default=str).encode()), entries
+
+
+def _annotation_bytes(value: Any) -> int:
+    if not isinstance(value, dict):
+        return 0
+    return sum(len(str(k).encode()) + len(str(v).encode()) for k, v in value.items())
+
+
+def copy_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """The render copies ``daemonsets.labels/annotations/tolerations/podSecurityContext`` into
+    every DaemonSet and the fleet driver section into every pool's driver DaemonSet: bound what that multiplies,
+    before anything is rendered (the schema bounds each list and map at 256 entries)."""
+    problems: list[Problem] = []
+    pools = [p for p in (located.data.get("nodePools") or []) if isinstance(p, dict)]
+    pointers = list(_ANNOTATIONS) + [f"/nodePools/{i}/driver/annotations" for i in range(len(pools))]
+    for pointer in pointers:
+        found, value = _lookup(located.data, pointer)
+        size = _annotation_bytes(value) if found else 0
+        if size > MAX_ANNOTATION_BYTES:
+            problems.append(_problem(located, pointer, f"annotations of {size:,} bytes, at most {MAX_ANNOTATION_BYTES:,} are accepted", "Kubernetes refuses an object whose annotations exceed 256 KiB in total", "annotations-too-large"))
+    shared: dict[str, Any] = values.get("daemonsets") or {}
+    driver: dict[str, Any] = values.get("driver") or {}
+    parts: list[tuple[str, int, int]] = []
+    for key in _SHARED:
+        size, entries = _size(shared.get(key) or {})
+        parts.append((f"/daemonsets/{key}", size * (len(pools) + OPERAND_DAEMONSETS), entries * (len(pools) + OPERAND_DAEMONSETS)))
+    size, entries = _size(driver)
+    parts.append(("/driver", size * len(pools), entries * len(pools)))
+    total_bytes = sum(b for _, b, _ in parts)
+    total_entries = sum(e for _, _, e in parts)
+    if total_bytes > MAX_COPIED_BYTES or total_entries > MAX_COPIED_ENTRIES:
+        largest = max(parts, key=lambda p: (p[1], p[2]))[0]
+        pointer = largest if _lookup(located.data, largest)[0] else ""
+        problems.append(_problem(
+            located, pointer,
+            f"the render would copy {total_bytes:,} bytes ({total_entries:,} entries) into its DaemonSets, at most {MAX_COPIED_BYTES:,} bytes and {MAX_COPIED_ENTRIES:,} entries are accepted",
+            f"daemonsets.labels, annotations, tolerations and podSecurityContext go into every DaemonSet ({len(pools)} pool(s) + up to {OPERAND_DAEMONSETS} operands), "
+            "the fleet driver section into every pool's driver DaemonSet: shorten them, or set them per pool",
+            "copied-too-large"))
+    return problems
+
+
+def _lookup(data: Any, pointer: str) -> tuple[bool, Any]:
+    node = data
+    for part in [p for p in pointer.split("/") if p]:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return False, None
+    return True, node
 
 
 # --- strings: control and bidi characters, identifiers, image references ------------------

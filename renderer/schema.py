@@ -298,6 +298,13 @@ def _explain(err: Any) -> tuple[str, str]:
     if kind == "not" and isinstance(err.validator_value, dict) and "required" in err.validator_value:
         keys = " and ".join(repr(k) for k in err.validator_value["required"])
         return f"must not set both {keys}", ""
+    if kind in ("maxItems", "maxProperties") and isinstance(value, (list, dict)):
+        what = "entries" if kind == "maxItems" else "keys"
+        return (
+            f"{len(value)} {what}, at most {err.validator_value} are accepted",
+            "the render copies such lists and maps into every object it renders; "
+            "the bound is far above what a real policy uses, see docs/security.md",
+        )
     return str(err.message), ""
 
 
