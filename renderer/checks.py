@@ -288,17 +288,13 @@ def _openshift(located: Located, values: dict[str, Any]) -> list[Problem]:
     caps = (values.get("cluster") or {}).get("capabilities") or {}
     if not caps.get("openshift"):
         return []
-    pointer = "/cluster/capabilities/openshift"
-    file, line, col = located.locate(pointer if pointer in located.origins else "/cluster")
     return [
-        Problem(
-            file,
-            line,
-            col,
-            pointer,
+        _problem(
+            located,
+            "/cluster/capabilities/openshift",
             "OpenShift is not supported yet: gpu-render does not render the Driver Toolkit sidecar, per-RHCOS driver DaemonSets, proxy/trusted CA or SecurityContextConstraints that the GPU Operator deploys there",
-            hint="deploy the GPU Operator (OLM) on OpenShift clusters; remove cluster.capabilities.openshift to render for other clusters",
-            code="openshift-unsupported",
+            "deploy the GPU Operator (OLM) on OpenShift clusters; remove cluster.capabilities.openshift to render for other clusters",
+            "openshift-unsupported",
         )
     ]
 
@@ -314,18 +310,9 @@ def _vgpu_manager_image(located: Located, values: dict[str, object]) -> list[Pro
     if driverimage.image_named(vgpu):
         return []
     pointer = next((p for p in ("/vgpuManager/repository", "/vgpuManager/enabled") if p in located.origins), "/vgpuManager")
-    file, line, col = located.locate(pointer)
-    return [
-        Problem(
-            file,
-            line,
-            col,
-            pointer,
-            f"the vGPU manager image has no repository or version ({driverimage.image_path(vgpu)!r})",
-            hint="set vgpuManager.repository and vgpuManager.version to the image you built from the NVIDIA vGPU software",
-            code="vgpu-manager-image",
-        )
-    ]
+    message = f"the vGPU manager image has no repository or version ({driverimage.image_path(vgpu)!r})"
+    hint = "set vgpuManager.repository and vgpuManager.version to the image you built from the NVIDIA vGPU software"
+    return [_problem(located, pointer, message, hint, "vgpu-manager-image")]
 
 
 def _overlaps(located: Located, resolved: list[tuple[int, str, dict[str, str]]]) -> list[Problem]:
