@@ -66,6 +66,36 @@ def run_cli() -> Callable[..., Result]:
     return run
 
 
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The example policy repo (values.yaml, overlays/) copied into ``tmp_path``, the working
+    folder. Modules with a repo of their own define their own ``repo``."""
+    import shutil
+
+    shutil.copy(ROOT / "values.yaml", tmp_path / "values.yaml")
+    shutil.copytree(ROOT / "overlays", tmp_path / "overlays")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def rendered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Names of the clusters a build renders (not the fleet's own render), in order."""
+    import renderer.render
+
+    seen: list[str] = []
+    real = renderer.render.objects
+
+    def counting(model: Any, *args: Any, **kwargs: Any) -> Any:
+        if model.cluster != "fleet":
+            seen.append(model.cluster)
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(renderer.render, "objects", counting)
+    return seen
+
+
 def run_tool(argv: list[str], cwd: Path | None = None) -> str:
     proc = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=300)
     if proc.returncode != 0:

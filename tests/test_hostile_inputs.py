@@ -16,14 +16,6 @@ from renderer.nodes import parse_nodes
 from tests.conftest import ROOT
 
 
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    shutil.copy(ROOT / "values.yaml", tmp_path / "values.yaml")
-    shutil.copytree(ROOT / "overlays", tmp_path / "overlays")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def refused(run_cli: Any, *want: str) -> str:
     result = run_cli("validate")
     assert result.exit_code == 1, result.output

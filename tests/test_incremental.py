@@ -29,30 +29,6 @@ def tree(folder: Path) -> dict[str, bytes]:
     }
 
 
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The example policy repo, copied."""
-    shutil.copy(ROOT / "values.yaml", tmp_path / "values.yaml")
-    shutil.copytree(ROOT / "overlays", tmp_path / "overlays")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-@pytest.fixture
-def rendered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Names of the clusters rendered (not the fleet's own render), in order."""
-    import renderer.render
-
-    seen: list[str] = []
-    real = renderer.render.objects
-
-    def counting(model: Any, *args: Any, **kwargs: Any) -> Any:
-        if model.cluster != "fleet":
-            seen.append(model.cluster)
-        return real(model, *args, **kwargs)
-
-    monkeypatch.setattr(renderer.render, "objects", counting)
-    return seen
 
 
 def same_as_clean(repo: Path, run_cli: Callable[..., Any]) -> None:

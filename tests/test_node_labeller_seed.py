@@ -8,8 +8,6 @@ import stat
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from renderer.components import node_labeller
 from renderer.inputs import Inputs
 from renderer.pipeline import plan
@@ -70,7 +68,6 @@ devicePlugin:
 UBUNTU = {"feature.node.kubernetes.io/system-os_release.ID": "ubuntu", "feature.node.kubernetes.io/system-os_release.VERSION_ID": "22.04"}
 
 
-@pytest.mark.skipif(not Path("/bin/sh").exists(), reason="needs a POSIX shell")
 def test_pool_labels_seeded_once(tmp_path: Path) -> None:
     env = _env_of(POLICY)
     assert "device-plugin" in env["POOL_RULES"] or ";a100-sliced;" in env["POOL_RULES"]
@@ -80,7 +77,6 @@ def test_pool_labels_seeded_once(tmp_path: Path) -> None:
     assert got["nvidia.com/gpu.deploy.device-plugin"] == "true"
 
 
-@pytest.mark.skipif(not Path("/bin/sh").exists(), reason="needs a POSIX shell")
 def test_user_relabel_is_kept(tmp_path: Path) -> None:
     env = _env_of(POLICY)
     got = _run(tmp_path, env, {**UBUNTU, "nvidia.com/mig.capable": "true", "nvidia.com/mig.config": "all-disabled", "nvidia.com/device-plugin.config": "any"})
@@ -88,7 +84,6 @@ def test_user_relabel_is_kept(tmp_path: Path) -> None:
     assert got["nvidia.com/device-plugin.config"] == "any"
 
 
-@pytest.mark.skipif(not Path("/bin/sh").exists(), reason="needs a POSIX shell")
 def test_other_pool_gets_only_the_operator_default(tmp_path: Path) -> None:
     env = _env_of(POLICY)
     rhel = {"feature.node.kubernetes.io/system-os_release.ID": "rhel", "feature.node.kubernetes.io/system-os_release.VERSION_ID": "9.4"}

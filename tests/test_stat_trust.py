@@ -18,9 +18,7 @@ from renderer.emit.lock import emit_hashes, sha256
 from renderer.inputs import read_inputs
 from renderer.problems import UserError
 from renderer.write import write_tree
-from tests.test_incremental import build, rebuild, rendered, repo, same_as_clean
-
-__all__ = ["rendered", "repo"]  # fixtures
+from tests.test_incremental import build, rebuild, same_as_clean
 
 PROD = "output/overlays/prod-east/"
 
