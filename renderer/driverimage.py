@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from renderer._version import OPERATOR_RELEASE
-from renderer.merge import deep_merge, merged_view
+from renderer.merge import merged_view
 from renderer.model import Pool
 
 NFD = "feature.node.kubernetes.io"
@@ -276,7 +276,7 @@ def resolve_pool(values: dict[str, Any], pool: dict[str, Any]) -> Pool:
         os_version=os_version,
         kernel=kernel,
         runtime=str(pool.get("runtime") or values["cluster"].get("containerRuntime", "containerd")),
-        driver=deep_merge(values.get("driver") or {}, own),
+        driver=merged_view(values.get("driver") or {}, own),
         os_tag=tag,
         image=image,
         node_selector=selector,

@@ -96,12 +96,12 @@ def rules(located: Located, values: dict[str, Any]) -> list[Problem]:
 
 
 def _pool(located: Located, values: dict[str, Any], index: int, pool: dict[str, Any], cd: bool) -> list[Problem]:
-    from renderer.merge import deep_merge
+    from renderer.merge import merged_view
 
     name = pool.get("name")
     out: list[Problem] = []
     own = f"/nodePools/{index}"
-    driver = deep_merge(values.get("driver") or {}, pool.get("driver") or {})
+    driver = merged_view(values.get("driver") or {}, pool.get("driver") or {})
     version_text = str(driver.get("version") or "")
     version = _version(version_text)
     at = (f"{own}/driver/version", "/driver/version", f"{own}/resourceAllocation")

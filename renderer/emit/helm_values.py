@@ -297,16 +297,31 @@ def model_of(values: dict[str, Any], cluster: str, seen: set[str] | None = None,
     out["nodePools"] = node_pools
     if seen is not None:
         out = Reads(out, seen) if paths is None else DeepReads(out, seen, paths)
-    return _LazyPools(out, cluster, lambda: tuple(resolve_pool(out, p) for p in node_pools))
+    return _LazyPools(out, cluster, lambda: tuple(resolve_pool(out, p) for p in node_pools), tuple(node_pools))
 
 
 class _LazyPools(Model):
     """A model that resolves its pools on first use: most components never look at them."""
 
-    def __init__(self, values: dict[str, Any], cluster: str, make: Callable[[], tuple[Pool, ...]]) -> None:
+    def __init__(self, values: dict[str, Any], cluster: str, make: Callable[[], tuple[Pool, ...]], raw: tuple[dict[str, Any], ...]) -> None:
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "cluster", cluster)
         object.__setattr__(self, "_make", make)
+        object.__setattr__(self, "_raw", raw)
+
+    @property
+    def dra_pools(self) -> tuple[Pool, ...]:
+        """As :attr:`Model.dra_pools`, without resolving the pools when none asks for DRA: the
+        DRA components ask on every probe of the analysis, and resolving copies each pool's
+        driver settings. The reads are recorded as a resolution would (pools, nodePools, driver)."""
+        raw: tuple[dict[str, Any], ...] = self._raw  # type: ignore[attr-defined]
+        if any(p.get("resourceAllocation") == "dra" for p in raw):
+            return super().dra_pools
+        if isinstance(self.values, Reads):
+            self.values.seen.add(POOLS_READ)
+            self.values.get("nodePools")
+            self.values.get("driver")
+        return ()
 
     @property
     def pools(self) -> tuple[Pool, ...]:
