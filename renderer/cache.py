@@ -44,7 +44,7 @@ from renderer.write import CACHE_DIR as _CACHE_DIR
 
 STATE = "state.json"
 CHART = "chart.json"
-FORMAT = "gpu-render-cache/2"
+FORMAT = "gpu-render-cache/3"
 MAX_CACHE_BYTES = 4 * 1024 * 1024
 """A cache file over this size is ignored (the example fleet's chart analysis is about 1 MB)."""
 GITIGNORE = "# Created by gpu-render: its incremental build cache, never committed.\n*\n"
@@ -89,6 +89,10 @@ class State:
     clusters: dict[str, Entry] = field(default_factory=dict)
     warnings: tuple[Problem, ...] = ()
     """The build's warnings that are in no cluster's folder."""
+    templates: dict[str, tuple[str, int, int, int, int]] = field(default_factory=dict)
+    """The chart's template files (a function of the fleet key alone, :func:`chart_template_paths`),
+    as :attr:`Entry.files`: a next build of the same fleet key keeps them unprinted when all are
+    as written."""
 
 
 def _h(*parts: bytes | str) -> str:
@@ -139,8 +143,20 @@ def dumps(state: State) -> bytes:
             name: {"key": e.key, "summary": e.summary, "files": e.files, "warnings": [p.to_json() for p in e.warnings], "destination": e.destination}
             for name, e in sorted(state.clusters.items())
         },
+        "templates": state.templates,
     }
     return json.dumps(body, separators=(",", ":")).encode("utf-8")
+
+
+def _files(raw: Any) -> dict[str, tuple[str, int, int, int, int]] | None:
+    if not isinstance(raw, dict):
+        return None
+    files = {}
+    for p, f in raw.items():
+        if not (isinstance(f, list) and len(f) == 5 and isinstance(f[0], str) and all(type(n) is int for n in f[1:])):
+            return None
+        files[str(p)] = (f[0], int(f[1]), int(f[2]), int(f[3]), int(f[4]))
+    return files
 
 
 def loads(data: bytes) -> State | None:
@@ -154,16 +170,15 @@ def loads(data: bytes) -> State | None:
             return None
         clusters = {}
         for name, e in body["clusters"].items():
-            if not _is_summary(e["summary"]) or not isinstance(e["files"], dict):
+            files = _files(e["files"])
+            if not _is_summary(e["summary"]) or files is None:
                 return None
-            files = {}
-            for p, f in e["files"].items():
-                if not (isinstance(f, list) and len(f) == 5 and isinstance(f[0], str) and all(type(n) is int for n in f[1:])):
-                    return None
-                files[str(p)] = (f[0], int(f[1]), int(f[2]), int(f[3]), int(f[4]))
             clusters[str(name)] = Entry(str(e["key"]), dict(e["summary"]), files, tuple(_problem(w) for w in e["warnings"]), _destination(e["destination"]))
         warnings = tuple(_problem(w) for w in body["warnings"])
-        return State(str(body["fleet"]), clusters, warnings)
+        templates = _files(body["templates"])
+        if templates is None or not all(is_chart_template(t) for t in templates):
+            return None
+        return State(str(body["fleet"]), clusters, warnings, templates)
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
         return None
 
@@ -394,6 +409,27 @@ def candidates(state: State | None, inputs: Inputs) -> dict[str, Entry]:
         if entry is not None and entry.key == cluster_key(state.fleet, ci):
             out[ci.name] = entry
     return out
+
+
+def is_chart_template(path: str) -> bool:
+    """A file of the chart's ``templates/`` folder: printed from the chart analysis alone."""
+    from renderer.emit.helm import ROOT
+
+    prefix = f"{ROOT}/templates/"
+    return path.startswith(prefix) and "/" not in path[len(prefix):] and path.endswith((".yaml", ".tpl")) and path != f"{prefix}NOTES.txt"
+
+
+def kept_templates(state: State | None, inputs: Inputs, stats: dict[str, Stat | None]) -> dict[str, str]:
+    """The chart templates the last build printed for this very fleet key, path -> sha256, when
+    every one is on disk as written (``stats``: their stat now, None when gone); else empty, and
+    the build prints them all again."""
+    if state is None or not state.templates or state.fleet != fleet_key(inputs) or set(stats) != set(state.templates):
+        return {}
+    for path, recorded in state.templates.items():
+        now = stats[path]
+        if now is None or not trusted(recorded, now):
+            return {}
+    return {path: recorded[0] for path, recorded in state.templates.items()}
 
 
 def trusted(recorded: tuple[str, int, int, int, int], now: Stat) -> bool:

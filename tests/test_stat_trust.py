@@ -116,3 +116,64 @@ def test_writer_refuses_kept_files_it_cannot_keep(tmp_path: Path) -> None:
     changes = write_tree(out, lock, kept=frozenset({"a.yaml", "b.yaml"}))
     assert [(c.path, c.verb) for c in changes] == [("a.yaml", "unchanged"), ("b.yaml", "unchanged"), ("gpu-render.lock", "unchanged")]
     assert (out / "a.yaml").read_text() == "a: 1\n"
+
+
+# --- the chart's templates: printed from the chart analysis alone ------------------------
+
+TEMPLATES = "chart/gpu-stack/templates/"
+
+
+def test_chart_templates_of_the_same_fleet_are_not_printed_again(repo: Path, run_cli: Callable[..., Any], rendered: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    build(run_cli)
+    _change_staging(repo)
+    reuse = _reuse(repo)
+    assert reuse.printed and all(p.startswith(TEMPLATES) for p in reuse.printed)
+    assert TEMPLATES + "_helpers.tpl" in reuse.printed and TEMPLATES + "driver.yaml" in reuse.printed
+    printed: list[str] = []
+    import renderer.emit.helm as helm
+
+    real = helm.template_text
+
+    def spy(tpl: Any, *args: Any, **kwargs: Any) -> str:
+        printed.append(tpl.name)
+        return real(tpl, *args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(helm, "template_text", spy)
+        assert rebuild(run_cli, rendered) == ["staging"]
+    assert printed == []
+    same_as_clean(repo, run_cli)
+
+
+@pytest.mark.parametrize("how", ["edited", "deleted"])
+def test_a_changed_chart_template_is_printed_again(repo: Path, run_cli: Callable[..., Any], rendered: list[str], how: str) -> None:
+    build(run_cli)
+    target = repo / "output" / TEMPLATES / "driver.yaml"
+    want = target.read_text()
+    if how == "edited":
+        target.write_text(want.replace("DO NOT EDIT", "DO NOT EDIT!"))
+    else:
+        target.unlink()
+    assert _reuse(repo).printed == {}
+    result = run_cli("build", "-q", "--force")
+    assert result.exit_code == 0, result.stderr
+    assert target.read_text() == want
+    same_as_clean(repo, run_cli)
+
+
+def test_a_new_fleet_key_prints_the_templates(repo: Path, run_cli: Callable[..., Any]) -> None:
+    build(run_cli)
+    values = repo / "values.yaml"
+    values.write_text(values.read_text() + "\n# a comment changes the fleet key\n")
+    assert _reuse(repo).printed == {}
+    same_as_clean(repo, run_cli)
+
+
+def test_a_state_listing_other_files_as_templates_is_refused(repo: Path, run_cli: Callable[..., Any]) -> None:
+    build(run_cli)
+    path = repo / "output" / cache.CACHE_DIR / cache.STATE
+    state = cache.loads(path.read_bytes())
+    assert state is not None and state.templates
+    fake = dict(state.templates)
+    fake["overlays/prod-east/kustomization.yaml"] = next(iter(fake.values()))
+    assert cache.loads(cache.dumps(cache.State(state.fleet, state.clusters, state.warnings, fake))) is None

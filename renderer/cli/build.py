@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,7 @@ def execute_build(opts: BuildOptions) -> int:
         stale = [c for c in changes if c.verb != "unchanged"]
         _report(stale, opts, check=True)
         return EXIT_PROBLEMS if stale else EXIT_OK
-    unread = built.reuse.unread if built.reuse is not None else frozenset()
+    unread = built.reuse.unread | built.reuse.printed.keys() - files.keys() if built.reuse is not None else frozenset()
     changes = write_tree(opts.out, files, dry_run=opts.dry_run, force=opts.force, kept=unread)
     if opts.cache and not opts.dry_run:
         _save_cache(opts.out, inputs, built)
@@ -89,7 +89,7 @@ def _build(inputs: Any, opts: BuildOptions, reuse: _Reuse | None) -> Any:
         found = told
     if found and opts.fmt == "text" and not opts.quiet:
         print_problems(found)
-    built = _render_with_progress(p, opts, kept, reuse.chart if reuse is not None else None)
+    built = _render_with_progress(p, opts, kept, reuse.chart if reuse is not None else None, reuse.printed if reuse is not None else None)
     self_check({path: built.files[path] for path in (_unchecked(opts.out, built) if kept else built.fresh)})
     return _Built(built.files, built.units, built.chart, tuple(found), reuse, destinations)
 
@@ -106,7 +106,7 @@ def _unchecked(out: Path, built: Any) -> list[str]:
     return [path for path in built.fresh if path == LOCK or path not in old or old[path] != new.get(path)]
 
 
-def _render_with_progress(p: Any, opts: BuildOptions, kept: dict[str, Any], chart: Any) -> Any:
+def _render_with_progress(p: Any, opts: BuildOptions, kept: dict[str, Any], chart: Any, printed: dict[str, str] | None = None) -> Any:
     """A progress bar on stderr for fleet builds, only when stderr is a terminal."""
     import sys
 
@@ -114,9 +114,9 @@ def _render_with_progress(p: Any, opts: BuildOptions, kept: dict[str, Any], char
 
     clusters = len(p.clusters)
     if opts.quiet or opts.fmt == "json" or clusters < 2 or not sys.stderr.isatty():
-        return emit_units(p, None, kept, chart)
+        return emit_units(p, None, kept, chart, printed)
     with click.progressbar(length=clusters, label="rendering clusters", file=sys.stderr) as bar:
-        return emit_units(p, lambda _name: bar.update(1), kept, chart)
+        return emit_units(p, lambda _name: bar.update(1), kept, chart, printed)
 
 
 # --- the incremental build's cache (see renderer/cache.py): the I/O half ------------------
@@ -134,6 +134,9 @@ class _Reuse:
     """The fleet's chart analysis, or None."""
     unread: frozenset[str] = frozenset()
     """Kept files trusted by their stat, not read: in no unit's ``files``; the writer keeps them as they are."""
+    printed: dict[str, str] = field(default_factory=dict)
+    """The chart templates the last build printed for this fleet key, as written (path -> sha256):
+    not printed again when the kept chart analysis passes its check (``cache.kept_templates``)."""
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,26 @@ def _load_cache(out: Path, inputs: Any, opts: BuildOptions | None = None) -> _Re
         unit = _read_unit(root_s, name, entry, stats, unread)
         if unit is not None:
             kept[name] = unit
-    return _Reuse(state, kept, stats, chart, frozenset(unread))
+    printed: dict[str, str] = {}
+    if chart is not None:
+        now = {path: _stat(root_s, path) for path in state.templates}
+        printed = cache.kept_templates(state, inputs, now)
+        stats.update({path: st for path, st in now.items() if st is not None and path in printed})
+    return _Reuse(state, kept, stats, chart, frozenset(unread), printed)
+
+
+def _stat(out: str, path: str) -> Any:
+    """``cache.Stat`` of a regular file under ``out``, or None (gone, a link, not a file)."""
+    import os
+    import stat
+
+    from renderer import cache
+
+    try:
+        st = os.stat(f"{out}/{path}", follow_symlinks=False)
+    except OSError:
+        return None
+    return cache.stat_of(st) if stat.S_ISREG(st.st_mode) else None
 
 
 def _tracked_cache_files(out: Path) -> list[str]:
@@ -245,6 +267,8 @@ def _save_cache(out: Path, inputs: Any, built: _Built) -> None:
     import os
 
     from renderer import cache
+    from renderer.emit import helm
+    from renderer.emit.lock import sha256
     from renderer.write import write_internal
 
     try:
@@ -264,7 +288,19 @@ def _save_cache(out: Path, inputs: Any, built: _Built) -> None:
                     now = cache.stat_of(os.stat(out.joinpath(*path.split("/")), follow_symlinks=False))
                 files[path] = (unit.hashes[path], *now)
             entries[ci.name] = cache.Entry(cache.cluster_key(fleet, ci), unit.summary, files, own.get(ci.name, ()), built.destinations[ci.name])
-        write_internal(out, cache.STATE, cache.dumps(cache.State(fleet, entries, fleet_warnings)))
+        templates = {}
+        for path in sorted(helm.template_paths(helm.Chart(*built.chart))):
+            now = known.get(path)
+            if path in built.files:
+                sha, now = sha256(built.files[path]), None  # printed (or rewritten) now: stat it as written
+            elif built.reuse is not None and path in built.reuse.printed:
+                sha = built.reuse.printed[path]
+            else:
+                continue
+            if now is None:
+                now = cache.stat_of(os.stat(out.joinpath(*path.split("/")), follow_symlinks=False))
+            templates[path] = (sha, *now)
+        write_internal(out, cache.STATE, cache.dumps(cache.State(fleet, entries, fleet_warnings, templates)))
         with contextlib.suppress(FileNotFoundError):
             os.unlink(out / cache.CACHE_DIR / "chart.pickle")  # what gpu-render 0.x kept there: never read
         if built.reuse is None or built.reuse.chart is None or built.chart[1] is not built.reuse.chart[1]:  # none kept, or the kept one failed its check

@@ -91,16 +91,25 @@ def cluster_unit(ctx: FleetContext, name: str, model: Model, objs: Objects, user
     return ClusterUnit(name, files, summary, {path: sha256(t) for path, t in files.items()})
 
 
-def aggregate(ctx: FleetContext, summaries: dict[str, dict[str, Any]], unit_hashes: Iterable[dict[str, str]]) -> dict[str, str]:
-    """Reduce step: the fleet's own files (base, chart, Argo CD aggregates, lock)."""
+def aggregate(
+    ctx: FleetContext, summaries: dict[str, dict[str, Any]], unit_hashes: Iterable[dict[str, str]], printed: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Reduce step: the fleet's own files (base, chart, Argo CD aggregates, lock).
+
+    ``printed``: chart templates (path -> sha256) an earlier build printed from this very
+    chart analysis and left as written; when they are all of them they are not printed again:
+    they are in the lock, not in the result."""
     from renderer.emit import argocd, base, helm, lock
 
     files = base.emit_objects(ctx.base_objs)
     base.verify(files, ctx.base_objs)
     flat = [o for items in ctx.base_objs.values() for o in items]
     files.update(argocd.emit_fleet(ctx.fleet, flat, {n: s["argocd"] for n, s in summaries.items()}))
-    files.update(helm.emit_fleet(ctx.fleet, ctx.chart, {n: s["chart"] for n, s in summaries.items()}))
+    chart_files = helm.emit_fleet(ctx.fleet, ctx.chart, {n: s["chart"] for n, s in summaries.items()}, printed or {})
+    files.update(chart_files)
     hashes = {path: sha256(text) for path, text in files.items()}
+    if printed and not helm.template_paths(ctx.chart) & chart_files.keys():
+        hashes.update(printed)
     for h in unit_hashes:
         hashes.update(h)
     files.update(lock.emit_hashes(hashes))
@@ -126,10 +135,13 @@ def emit_units(
     progress: Callable[[str], None] | None = None,
     kept: dict[str, ClusterUnit] | None = None,
     chart: tuple[dict[str, Any], list[Any]] | None = None,
+    printed: dict[str, str] | None = None,
 ) -> Emitted:
     """Units of the clusters ``p`` planned, plus the ``kept`` units of clusters it did not
     (an incremental build hands them in, files read back from the output folder), then the
-    aggregates over all of them. ``chart``: a kept analysis of the same fleet."""
+    aggregates over all of them. ``chart``: a kept analysis of the same fleet; ``printed``:
+    the chart templates printed from it, as :func:`aggregate` takes them (only used with the
+    kept analysis, when it passed its check)."""
     from renderer.render import objects
     from renderer.userpatches import patches_dir
 
@@ -148,7 +160,8 @@ def emit_units(
         if progress is not None:
             progress(name)
     names = sorted(units)
-    files.update(aggregate(ctx, {n: units[n].summary for n in names}, (units[n].hashes for n in names)))
+    same = chart is not None and ctx.chart.templates is chart[1]
+    files.update(aggregate(ctx, {n: units[n].summary for n in names}, (units[n].hashes for n in names), printed if same else None))
     fresh = frozenset(files)
     for name in kept or {}:
         files.update(units[name].files)
