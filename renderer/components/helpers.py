@@ -86,6 +86,21 @@ def default_workload(model: Model) -> str:
     return str(model.section("sandboxWorkloads").get("defaultWorkload", "container"))
 
 
+def validator_main(model: Model, name: str, clear: str) -> Obj:
+    """The main container of a validator DaemonSet: it only idles once its init containers
+    (the validations) are through, and on stop removes the markers ``clear`` matches."""
+    return {
+        "name": name,
+        "image": c.validator_image(model),
+        "imagePullPolicy": model.section("validator").get("imagePullPolicy", "IfNotPresent"),
+        "command": ["sh", "-c"],
+        "args": ["echo all validations are successful; while true; do sleep 86400; done"],
+        "securityContext": {"privileged": True, "runAsUser": 0},
+        "lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", f"rm -f {c.VALIDATIONS_DIR}/{clear}"]}}},
+        "volumeMounts": [c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation="Bidirectional")],
+    }
+
+
 def validator_init(model: Model, name: str, script: str, *, propagation: str = "HostToContainer", void: bool = True) -> Obj:
     """An init container (validator image) that waits on marker files with a shell line
     (``void``: with ``NVIDIA_VISIBLE_DEVICES=void``, where the operator's asset sets it)."""

@@ -12,6 +12,7 @@ evicts the validator) re-runs the whole chain.
 from __future__ import annotations
 
 from renderer.components import common as c
+from renderer.components import helpers as h
 from renderer.components.common import Obj
 from renderer.model import Model
 
@@ -66,16 +67,7 @@ def init_chain(model: Model) -> list[Obj]:
 
 def daemonset(model: Model) -> Obj:
     v = model.section("validator")
-    main: Obj = {
-        "name": NAME,
-        "image": c.validator_image(model),
-        "imagePullPolicy": v.get("imagePullPolicy", "IfNotPresent"),
-        "command": ["sh", "-c"],
-        "args": ["echo all validations are successful; while true; do sleep 86400; done"],
-        "securityContext": {"privileged": True, "runAsUser": 0},
-        "lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", f"rm -f {c.VALIDATIONS_DIR}/*-ready"]}}},
-        "volumeMounts": [c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation="Bidirectional")],
-    }
+    main = h.validator_main(model, NAME, "*-ready")
     c.apply_container_settings(main, v, args=False)
     pod: Obj = {
         "serviceAccountName": NAME,

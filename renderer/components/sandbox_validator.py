@@ -47,16 +47,7 @@ def daemonset(model: Model) -> Obj:
         _validation(model, "vgpu-manager", [host_root(), c.mount("driver-install-path", "/run/nvidia/driver", propagation="HostToContainer")]),
         _validation(model, "vgpu-devices", [], se_linux=False),
     ]
-    container: Obj = {
-        "name": NAME,
-        "image": c.validator_image(model),
-        "imagePullPolicy": v.get("imagePullPolicy", "IfNotPresent"),
-        "command": ["sh", "-c"],
-        "args": ["echo all validations are successful; while true; do sleep 86400; done"],
-        "securityContext": {"privileged": True, "runAsUser": 0},
-        "lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", f"rm -f {c.VALIDATIONS_DIR}/*"]}}},
-        "volumeMounts": [c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation="Bidirectional")],
-    }
+    container = h.validator_main(model, NAME, "*")
     pod: Obj = {
         "serviceAccountName": NAME,
         "initContainers": inits,
