@@ -246,3 +246,11 @@ def test_patch_files_of_other_names_are_reported(repo: Path, run_cli: Any) -> No
     patch(repo, "x", "notes.txt")
     found = problems(run_cli)
     assert any(p["file"] == f"{PATCHES}/notes.txt" and p["severity"] == "warning" for p in found), found
+
+
+def test_the_schema_lists_every_check_a_patch_can_be_allowed() -> None:
+    from renderer import userpatches
+    from renderer.schema import load_schema
+
+    allow = load_schema()["properties"]["gitops"]["properties"]["userPatches"]["properties"]["allow"]["items"]
+    assert allow["properties"]["checks"]["items"]["enum"] == sorted(set(userpatches.CHECKS))
