@@ -285,11 +285,11 @@ GRANTS: dict[str, Grant] = {
     "cc-manager": Grant(
         {
             "privileged-container": "switches the GPUs' confidential-computing mode",
-            "host-path": "reads /sys and the driver root",
+            "host-path": "changes GPU modes through /sys and writes its readiness marker under /run/nvidia",
             "writable-host-mount": "changes GPU modes through /sys",
         },
-        rules("core pods get,list,watch", "core nodes get,list,watch,patch") | _OPENSHIFT,
-        "reads the node's cc.mode label and writes its state",
+        rules("core pods list", "core nodes get,list,watch,patch") | _OPENSHIFT,
+        "watches the node's cc.mode label, writes its state, pauses the sandbox operands' deploy labels and lists their pods on the node",
     ),
 }
 
