@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = '728245772ec1133cc3ce9464801d9b6c36f92362ad4673f1cd1a21337f36bb89'
+SCHEMA_SHA256 = 'ddc8c0e37598936f1a12f6ca25a42fae514278f8b8009b9800b527033a723b3d'
 VERSION = "2.22.3"
 from decimal import Decimal
 import re
