@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = '12947a85ce9ad6af24a394ebd14c02eecd4cb4eec667b6a085825bf32c800ec8'
+SCHEMA_SHA256 = 'a4cece195862ef57dc695cabd9c3588fb1a8b83d2ea380b18ebb26326c5a0b21'
 VERSION = "2.22.3"
 from decimal import Decimal
 import re

@@ -125,12 +125,10 @@ GRANTS: dict[str, Grant] = {
             "writable-host-mount": "the worker reads feature files that other pods write on the host",
         },
         rules(
-            "core namespaces list,watch",
-            "core nodes get,list,watch,patch,update",
-            "core nodes/status get,list,patch,update",
-            "nfd.k8s-sigs.io nodefeaturerules,nodefeaturegroups get,list,watch",
+            "core nodes get,list,watch,patch",
+            "core nodes/status patch",
+            "nfd.k8s-sigs.io nodefeaturerules list,watch",
             "nfd.k8s-sigs.io nodefeatures get,list,watch,create,update,delete",
-            "nfd.k8s-sigs.io nodefeaturegroups/status patch,update",
             "core pods get",
             "topology.node.k8s.io noderesourcetopologies delete,list",
         ),
@@ -285,11 +283,11 @@ GRANTS: dict[str, Grant] = {
     "cc-manager": Grant(
         {
             "privileged-container": "switches the GPUs' confidential-computing mode",
-            "host-path": "reads /sys and the driver root",
+            "host-path": "changes GPU modes through /sys and writes its readiness marker under /run/nvidia",
             "writable-host-mount": "changes GPU modes through /sys",
         },
-        rules("core pods get,list,watch", "core nodes get,list,watch,patch") | _OPENSHIFT,
-        "reads the node's cc.mode label and writes its state",
+        rules("core pods list", "core nodes get,list,watch,patch") | _OPENSHIFT,
+        "watches the node's cc.mode label, writes its state, pauses the sandbox operands' deploy labels and lists their pods on the node",
     ),
 }
 

@@ -143,6 +143,14 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
     return change
 
 
+def _both(*changes: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+    def change(values: dict[str, Any]) -> None:
+        for one in changes:
+            one(values)
+
+    return change
+
+
 def _pool_version(values: dict[str, Any]) -> None:
     values["nodePools"][0].setdefault("driver", {})["version"] = "600.10.02"
 
@@ -173,6 +181,13 @@ KNOBS = [
     Knob("devicePlugin.hostNetwork", ("--set", "devicePlugin.hostNetwork=true"), _set("devicePlugin.hostNetwork", True)),
     Knob("dcgmExporter.serviceMonitor.interval", ("--set", "dcgmExporter.serviceMonitor.interval=60s"), _set("dcgmExporter.serviceMonitor.interval", "60s")),
     Knob("cluster.namespace", ("--set", "cluster.namespace=gpu-system"), _set("cluster.namespace", "gpu-system")),
+    # a block that is empty in the built values, where the component has a default of its own
+    # (the asset's resources; cc-manager's is the same code, but its kata mode is a second knob)
+    Knob(
+        "vfioManager.resources",
+        ("--set", "sandboxWorkloads.enabled=true", "--set", "vfioManager.resources.limits.memory=1Gi"),
+        _both(_set("sandboxWorkloads.enabled", True), _set("vfioManager.resources", {"limits": {"memory": "1Gi"}})),
+    ),
 ]
 
 

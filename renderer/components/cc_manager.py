@@ -19,7 +19,9 @@ def daemonset(model: Model) -> Obj:
     pairs = [("NVIDIA_VISIBLE_DEVICES", "void")]
     if cc.get("defaultMode"):
         pairs.append(("DEFAULT_CC_MODE", str(cc["defaultMode"])))
-    env = [h.field_env("NODE_NAME", "spec.nodeName"), *c.env_list(*pairs)]
+    # OPERATOR_NAMESPACE: where k8s-cc-manager waits for the pods it pauses to go (its default,
+    # gpu-operator, is wrong for any other cluster.namespace; the operator's asset leaves it unset).
+    env = [h.field_env("NODE_NAME", "spec.nodeName"), *c.env_list(*pairs), h.field_env("OPERATOR_NAMESPACE", "metadata.namespace")]
     container = h.main_container(
         NAME,
         cc,
@@ -41,7 +43,8 @@ def daemonset(model: Model) -> Obj:
 def build(model: Model) -> list[Obj]:
     return [
         c.service_account(NAME, model),
-        c.role(NAME, model, [c.rule([""], ["pods"], ["get", "list", "watch"])]),
+        # k8s-cc-manager lists the paused operands' pods on its node; it never gets or watches them.
+        c.role(NAME, model, [c.rule([""], ["pods"], ["list"])]),
         c.role_binding(NAME, model),
         c.cluster_role(NAME, [c.rule([""], ["nodes"], ["get", "list", "patch", "watch"])]),
         c.cluster_role_binding(NAME, model),

@@ -16,6 +16,11 @@ Obj = dict[str, Any]
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-render"}
 VALIDATIONS_DIR = "/run/nvidia/validations"
 PAUSED = "paused-for-driver-upgrade"
+CC_PAUSED = "paused-for-cc-mode-change"
+CC_PAUSED_OPERANDS = frozenset({"vfio-manager", "vgpu-manager", "sandbox-validator", "sandbox-device-plugin", "vgpu-device-manager"})
+"""The deploy labels k8s-cc-manager (v0.4.3, gpu_operator_eviction.py) sets to
+``paused-for-cc-mode-change`` (``<value>_paused-for-cc-mode-change`` for a value other than
+``true``/``false``) while it switches the node's GPUs' CC mode: their pods must leave the node."""
 DEVICE_PLUGIN_OPERANDS = frozenset({"device-plugin", "gpu-feature-discovery", "mig-manager", "operator-validator", "dcgm-exporter"})
 """Operands kept off ``resourceAllocation: dra`` pools, where DRA operands stand in for them
 (see :mod:`renderer.components.dra_common`)."""
@@ -123,7 +128,11 @@ def rule(groups: list[str], resources: list[str], verbs: list[str]) -> Obj:
 
 
 def deploy_affinity(operand: str, *, exclude: tuple[str, ...] = ("false", PAUSED)) -> Obj:
-    """Schedule on GPU nodes unless the operand's deploy label opts the node out or pauses it."""
+    """Schedule on GPU nodes unless the operand's deploy label opts the node out or pauses it
+    (for the operands k8s-cc-manager pauses, also its pause values)."""
+    values = list(exclude)
+    if operand in CC_PAUSED_OPERANDS:
+        values += [CC_PAUSED, *(f"{v}_{CC_PAUSED}" for v in exclude if v != "false")]
     return {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -134,7 +143,7 @@ def deploy_affinity(operand: str, *, exclude: tuple[str, ...] = ("false", PAUSED
                             {
                                 "key": f"nvidia.com/gpu.deploy.{operand}",
                                 "operator": "NotIn",
-                                "values": list(exclude),
+                                "values": values,
                             },
                         ]
                     }

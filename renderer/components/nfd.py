@@ -54,18 +54,23 @@ def crds(model: Model) -> list[Obj]:
 
 
 def _master_rbac(model: Model) -> list[Obj]:
+    """The calls of nfd-master v0.19.0 as rendered: informers on NodeFeatures and
+    NodeFeatureRules, node get/list and JSON patches (labels, annotations; extended resources
+    on ``nodes/status``). No leader election (one replica), no namespace selector and no
+    NodeFeatureGroup API (an alpha gate, off): no leases, namespaces or NodeFeatureGroups."""
     rules = [
-        c.rule([""], ["namespaces"], ["list", "watch"]),
-        c.rule([""], ["nodes", "nodes/status"], ["get", "list", "patch", "update"]),
-        c.rule([NFD_API], ["nodefeatures", "nodefeaturerules", "nodefeaturegroups"], ["get", "list", "watch"]),
-        c.rule([NFD_API], ["nodefeaturegroups/status"], ["patch", "update"]),
+        c.rule([""], ["nodes"], ["get", "list", "patch"]),
+        c.rule([""], ["nodes/status"], ["patch"]),
+        c.rule([NFD_API], ["nodefeatures", "nodefeaturerules"], ["list", "watch"]),
     ]
     return [c.service_account(MASTER, model), c.cluster_role(MASTER, rules), c.cluster_role_binding(MASTER, model)]
 
 
 def _worker_rbac(model: Model) -> list[Obj]:
+    """nfd-worker v0.19.0 gets its pod (the DaemonSet owner reference) and gets, creates and
+    updates its NodeFeature; it never deletes it (nfd-gc does)."""
     rules = [
-        c.rule([NFD_API], ["nodefeatures"], ["create", "delete", "get", "update"]),
+        c.rule([NFD_API], ["nodefeatures"], ["create", "get", "update"]),
         c.rule([""], ["pods"], ["get"]),
     ]
     return [c.service_account(WORKER, model), c.role(WORKER, model, rules), c.role_binding(WORKER, model)]
@@ -131,7 +136,7 @@ def _container(model: Model, name: str, command: str, args: list[str], section: 
 
 def _pod_common(model: Model, sa: str) -> Obj:
     nfd = model.section("nfd")
-    pod: Obj = {"serviceAccountName": sa, "enableServiceLinks": False}
+    pod: Obj = {"serviceAccountName": sa}
     if nfd.get("priorityClassName"):
         pod["priorityClassName"] = nfd["priorityClassName"]
     secrets = nfd.get("imagePullSecrets") or []
@@ -165,6 +170,7 @@ def master(model: Model) -> Obj:
     ctr["readinessProbe"] = _probe(failureThreshold=10)
     ctr["volumeMounts"] = [c.mount("nfd-master-conf", CONF_DIR, read_only=True)]
     pod = _pod_common(model, MASTER)
+    pod["enableServiceLinks"] = False  # as the NFD chart has it, for the master only
     pod["containers"] = [ctr]
     pod["volumes"] = [
         {"name": "nfd-master-conf", "configMap": {"name": f"{MASTER}-conf", "items": [{"key": "nfd-master.conf", "path": "nfd-master.conf"}]}}

@@ -430,8 +430,20 @@ def _keyed(node: Any) -> dict[str, Any] | None:
 
 
 
+def _whole_block(node: Any) -> bool:
+    """A free-form block's sentinel (``{zzgrb00013x: zzgrb00013x}``): it stands for the whole value."""
+    if not isinstance(node, dict) or len(node) != 1:
+        return False
+    ((k, v),) = node.items()
+    return isinstance(k, str) and k == v and k.startswith("zzgrb") and SENTINEL.fullmatch(k) is not None
+
+
 def diff(a: Any, b: Any, path: TPath = ()) -> list[TPath]:
-    """Minimal paths where two trees differ; lists of named items compare item by item."""
+    """Minimal paths where two trees differ; lists of named items compare item by item; a
+    block's sentinel differs as a whole (its key is no key of the object)."""
+    for one, other in ((a, b), (b, a)):
+        if _whole_block(one) and not (isinstance(other, dict) and next(iter(one)) in other):
+            return [path]
     if isinstance(a, dict) and isinstance(b, dict):
         out: list[TPath] = []
         for key in [*a, *(k for k in b if k not in a)]:

@@ -3,7 +3,7 @@
 A fact is one thing a container or a pod does on a node, written so that the operator's object
 and gpu-render's can be compared as sets, whatever the object names: container x env
 name/value, mount path x volume source x options, probe, security context, image, command,
-args, resources, scheduling, pull secrets, labels that select, RBAC verb x resource.
+args, resources, scheduling, pull secrets, labels that select, replicas, RBAC verb x resource.
 Names of the objects themselves (DaemonSet, ServiceAccount, volume names) are not facts.
 """
 
@@ -75,7 +75,7 @@ def container_facts(ctr: Obj, volumes: dict[str, Obj], role: str) -> set[str]:
 
 
 def pod_facts(obj: Obj) -> set[str]:
-    """Facts of a DaemonSet (its pod template and the labels that select it)."""
+    """Facts of a DaemonSet or Deployment (its pod template, the labels that select it, how it rolls)."""
     template = obj["spec"]["template"]
     spec = template["spec"]
     volumes = {v["name"]: v for v in spec.get("volumes") or []}
@@ -84,7 +84,7 @@ def pod_facts(obj: Obj) -> set[str]:
         out |= container_facts(ctr, volumes, "init")
     for ctr in spec.get("containers") or []:
         out |= container_facts(ctr, volumes, "container")
-    for key in ("hostPID", "hostIPC", "hostNetwork", "dnsPolicy", "terminationGracePeriodSeconds", "priorityClassName", "runtimeClassName"):
+    for key in ("hostPID", "hostIPC", "hostNetwork", "dnsPolicy", "terminationGracePeriodSeconds", "priorityClassName", "runtimeClassName", "enableServiceLinks"):
         if key in spec:
             out.add(f"pod {key} {spec[key]}")
     for sel_key, sel_value in (spec.get("nodeSelector") or {}).items():
@@ -96,11 +96,18 @@ def pod_facts(obj: Obj) -> set[str]:
     anti = (spec.get("affinity") or {}).get("podAntiAffinity")
     if anti:
         out.add(f"pod podAntiAffinity {_j(anti)}")
+    preferred = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution")
+    if preferred:
+        out.add(f"pod preferredNodeAffinity {_j(preferred)}")
     for key, value in (template["metadata"].get("labels") or {}).items():
         if key in SELECTING_LABELS:
             out.add(f"pod label {key}={value}")
     if obj["spec"].get("updateStrategy"):
         out.add(f"updateStrategy {_j(obj['spec']['updateStrategy'])}")
+    if obj["kind"] == "Deployment":
+        out.add(f"replicas {obj['spec'].get('replicas', 1)}")
+        if obj["spec"].get("strategy"):
+            out.add(f"strategy {_j(obj['spec']['strategy'])}")
     return out
 
 
@@ -120,7 +127,7 @@ def rbac_facts(obj: Obj) -> set[str]:
 def object_facts(objs: list[Obj]) -> set[str]:
     out: set[str] = set()
     for obj in objs:
-        if obj["kind"] == "DaemonSet":
+        if obj["kind"] in ("DaemonSet", "Deployment"):
             out |= pod_facts(obj)
         elif obj["kind"] in ("Role", "ClusterRole"):
             out |= rbac_facts(obj)

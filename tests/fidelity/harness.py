@@ -43,9 +43,14 @@ POOL = {"name": "ubuntu2204", "os": {"id": "ubuntu", "version": "22.04"}}
 
 
 def rendered_operand(name: str) -> set[str]:
+    """Facts of the case's component (only its ``objects``, by name, when the case lists them:
+    one pod and the RBAC of its ServiceAccount)."""
     case = operand_cases()[name]
     values = deep_merge({"nodePools": [POOL]}, case["policy"])
-    return object_facts(rendered_objects(values, case["component"]))
+    objs = rendered_objects(values, case["component"])
+    if case.get("objects"):
+        objs = [o for o in objs if o["metadata"]["name"] in case["objects"]]
+    return object_facts(objs)
 
 
 def expected(name: str) -> set[str]:
@@ -53,7 +58,7 @@ def expected(name: str) -> set[str]:
 
 
 def rendered_objects(values: dict[str, Any], component: str = "driver") -> list[Obj]:
-    return [o for o in objects(resolve(values, "fleet")).get(component, []) if o["kind"] in ("DaemonSet", "Role", "ClusterRole")]
+    return [o for o in objects(resolve(values, "fleet")).get(component, []) if o["kind"] in ("DaemonSet", "Deployment", "Role", "ClusterRole")]
 
 
 def rendered(name: str) -> set[str]:

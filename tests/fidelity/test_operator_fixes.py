@@ -116,7 +116,43 @@ def test_vgpu_host_manager_pool_is_the_operators_vgpu_manager_pod() -> None:
     assert p["terminationGracePeriodSeconds"] == 120
     assert d["metadata"]["labels"]["app.kubernetes.io/component"] == "nvidia-vgpu-host-manager"
     expr = p["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"]
-    assert {"key": "nvidia.com/gpu.deploy.vgpu-manager", "operator": "NotIn", "values": ["false", c.PAUSED, c.PRE_INSTALLED]} in expr
+    cc_paused = [c.CC_PAUSED, f"{c.PAUSED}_{c.CC_PAUSED}", f"{c.PRE_INSTALLED}_{c.CC_PAUSED}"]
+    assert {"key": "nvidia.com/gpu.deploy.vgpu-manager", "operator": "NotIn", "values": ["false", c.PAUSED, c.PRE_INSTALLED, *cc_paused]} in expr
+
+
+SANDBOX = {"sandboxWorkloads": {"enabled": True, "mode": "kata"}, "vgpuManager": {"enabled": True}, "vgpuDeviceManager": {"enabled": True}}
+
+
+@pytest.mark.parametrize(
+    ("component", "operand"),
+    [
+        ("vfio-manager", "vfio-manager"),
+        ("vgpu-manager", "vgpu-manager"),
+        ("vgpu-device-manager", "vgpu-device-manager"),
+        ("sandbox-validator", "sandbox-validator"),
+        ("cc-manager", "cc-manager"),
+        ("kata-sandbox-device-plugin", "kata-sandbox-device-plugin"),
+    ],
+)
+def test_operands_k8s_cc_manager_pauses_leave_the_node(component: str, operand: str) -> None:
+    """k8s-cc-manager sets the deploy labels of vfio-manager, vgpu-manager, vgpu-device-manager,
+    sandbox-validator and sandbox-device-plugin to ``paused-for-cc-mode-change`` and waits for
+    their pods to go before it switches the CC mode: their affinity must not match that value
+    (the operator's ``=true`` selectors do not); other operands' labels it leaves alone."""
+    objs = objects(model(SANDBOX, [UBUNTU]))
+    (d,) = [o for o in objs[component] if o["kind"] == "DaemonSet"]
+    terms = d["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    (values,) = {tuple(e["values"]) for t in terms for e in t["matchExpressions"] if e["key"] == f"nvidia.com/gpu.deploy.{operand}"}
+    paused = operand in c.CC_PAUSED_OPERANDS
+    assert (c.CC_PAUSED in values) is paused and (f"{c.PAUSED}_{c.CC_PAUSED}" in values) is paused
+    assert {"false", c.PAUSED} <= set(values)
+
+
+def test_cc_manager_waits_in_its_own_namespace() -> None:
+    objs = objects(model({**SANDBOX, "cluster": {"namespace": "gpu-stack"}}, [UBUNTU]))
+    (d,) = [o for o in objs["cc-manager"] if o["kind"] == "DaemonSet"]
+    assert {"name": "OPERATOR_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}} in ctr(pod(d), "nvidia-cc-manager")["env"]
+    assert d["metadata"]["namespace"] == "gpu-stack"
 
 
 def test_pool_driver_keys_render() -> None:
