@@ -327,3 +327,14 @@ def test_minimise_uses_dont_cares_and_domains() -> None:
     assert helm_logic.minimise({("a",), ("b",)}, set(), [dom]) == [(frozenset({"a", "b"}),)]
     # always
     assert helm_logic.minimise({("a",), ("b",), ("c",)}, set(), [dom]) == [(frozenset(dom),)]
+
+
+def test_a_placeholder_printed_into_a_template_fails_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The analysis's sentinels must never reach the chart's text (one did, as a map key under a
+    variant, in a golden case's driver template): every build checks the printed templates."""
+    import renderer.emit.helm as helm
+
+    real = helm.template_text
+    monkeypatch.setattr(helm, "template_text", lambda tpl, *a, **k: real(tpl, *a, **k) + ("    zzgrb00007x: x\n" if tpl.name == "driver" else ""))
+    with pytest.raises(helm.ChartMismatch, match=r"templates/driver.yaml:\d+ holds the analysis placeholder zzgrb00007x"):
+        render(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))

@@ -1251,7 +1251,7 @@ def _convert(node: Any, sent: Sentinels) -> Any:
     if isinstance(node, dict):
         res: dict[Any, Any] = {}
         for key, val in node.items():
-            if isinstance(key, str) and key == val and key in sent.knob and key.startswith("zzgrb"):
+            if isinstance(key, str) and key in sent.knob and key.startswith("zzgrb") and (key == val or _set_or_empty(val, key, sent.knob[key])):
                 res[Splice(sent.knob[key], True)] = None
                 continue
             merged = sent.merge_ids(val)
@@ -1276,6 +1276,17 @@ def _convert(node: Any, sent: Sentinels) -> Any:
     if isinstance(node, str) and "zzgr" in node:
         return _convert_text(node, sent)
     return node
+
+
+def _set_or_empty(node: Any, sid: str, path: Path) -> bool:
+    """A map block's sentinel entry under a variant of that block alone being set or empty: the
+    map's diff between the two went down to the entry. A splice of the block is the same (an
+    empty block splices nothing), and prints no placeholder key."""
+    return (
+        isinstance(node, Variant)
+        and all(n is MISSING or n == sid for _, n in node.cases)
+        and all(atom.path == path for cond, _ in node.cases for conj in cond for atom in conj)
+    )
 
 
 def _convert_text(node: str, sent: Sentinels) -> Ref | Interp:
