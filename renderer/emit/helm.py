@@ -16,13 +16,12 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-import jinja2
-
 from renderer import yamlio
 from renderer._version import __version__
 from renderer.components import COMPONENTS
 from renderer.components.common import Obj
 from renderer.emit import helm_ir
+from renderer.emit.helm_readme import readme
 from renderer.emit.helm_text import Helpers, template_text
 from renderer.emit.helm_values import chart_values, overrides
 from renderer.jsondata import clone
@@ -180,33 +179,25 @@ def emit_fleet(fleet: Model, chart: Chart, summaries: dict[str, dict[str, str]],
             raise ChartMismatch(f"templates/{tpl.name}.yaml:{line} holds the analysis placeholder {leak.group(0)} (a gpu-render bug)")
         files[f"{ROOT}/templates/{tpl.name}.yaml"] = text
     fixed = sorted({path for tpl in templates for path in tpl.fixed})
-    used = {path for tpl in templates for path in tpl.knobs}
     skipped = {name: s["skipped"] for name, s in sorted(summaries.items()) if "skipped" in s}
     schema = chart_schema()
-    ctx = {
-        "chart": CHART,
-        "version": __version__,
-        "app_version": str(fleet.release),
-        "namespace": fleet.namespace,
-        "kube_version": fleet.kube_version,
-        "components": [t.name for t in templates],
-        "rows": values_table(values, schema, set(fixed)),
-        "clusters": sorted(name for name in summaries if name not in skipped),
-        "skipped": skipped,
-        "fixed": [".".join(f) for f in fixed],
-        "used": len(used),
-    }
     files[f"{ROOT}/Chart.yaml"] = yamlio.dump_file([chart_yaml(fleet)])
     files[f"{ROOT}/values.yaml"] = values_yaml(values, schema, set(fixed))
     files[f"{ROOT}/values.schema.json"] = json.dumps(schema, indent=2, sort_keys=False) + "\n"
-    for name, target in (
-        ("chart_notes.txt.j2", "templates/NOTES.txt"),
-        ("chart_readme.md.j2", "README.md"),
-        ("chart_helmignore.j2", ".helmignore"),
-    ):
-        files[f"{ROOT}/{target}"] = _jinja(name).render(**ctx)
+    files[f"{ROOT}/templates/NOTES.txt"] = _data("chart_notes.txt")
+    files[f"{ROOT}/.helmignore"] = _data("chart_helmignore.txt")
+    files[f"{ROOT}/README.md"] = readme(
+        chart=CHART,
+        version=__version__,
+        app_version=str(fleet.release),
+        namespace=fleet.namespace,
+        components=[t.name for t in templates],
+        rows=values_table(values, schema, set(fixed)),
+        clusters=sorted(name for name in summaries if name not in skipped),
+        skipped=skipped,
+    )
     if helpers is not None:
-        files[HELPERS] = _jinja("chart_helpers.tpl.j2").render(chart=CHART)
+        files[HELPERS] = _data("chart_helpers.tpl")
         shared = helpers.text()
         if shared:
             files[HELPERS] += "\n{{/* Parts the components share, printed once. */}}\n" + shared
@@ -365,17 +356,6 @@ def values_table(values: dict[str, Any], schema: dict[str, Any], fixed: set[tupl
     return rows
 
 
-def _jinja(name: str) -> jinja2.Template:
-    env = jinja2.Environment(
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-        variable_start_string="[[",
-        variable_end_string="]]",
-        block_start_string="[%",
-        block_end_string="%]",
-        comment_start_string="[#",
-        comment_end_string="#]",
-    )
-    text = resources.files("renderer.data").joinpath(name).read_text(encoding="utf-8")
-    return env.from_string(text)
+def _data(name: str) -> str:
+    """A file of the chart's own from ``renderer/data`` with the chart's name in (``[[ chart ]]``)."""
+    return resources.files("renderer.data").joinpath(name).read_text(encoding="utf-8").replace("[[ chart ]]", CHART)

@@ -469,7 +469,7 @@ class Helpers:
     """
 
     RESERVED = frozenset({"name", "chart", "labels", "selectorLabels"})
-    """Names the chart's own helpers (renderer/data/chart_helpers.tpl.j2) use."""
+    """Names the chart's own helpers (renderer/data/chart_helpers.tpl) use."""
 
     def __init__(self, chart: str, templates: list[Template]) -> None:
         self.chart = chart
