@@ -44,7 +44,7 @@ from renderer.write import CACHE_DIR as _CACHE_DIR
 
 STATE = "state.json"
 CHART = "chart.json"
-FORMAT = "gpu-render-cache/2"
+FORMAT = "gpu-render-cache/3"
 MAX_CACHE_BYTES = 4 * 1024 * 1024
 """A cache file over this size is ignored (the example fleet's chart analysis is about 1 MB)."""
 GITIGNORE = "# Created by gpu-render: its incremental build cache, never committed.\n*\n"
@@ -345,6 +345,11 @@ def _check_node(node: Any) -> None:
             and all(type(d) is tuple and len(d) == 3 and type(d[0]) is str and type(d[1]) is str and type(d[2]) is tuple for d in node.derived)
             and type(node.generated) is dict
             and all(type(k) is str and type(v) is str for k, v in node.generated.items())
+            and type(node.pooled) is dict
+            and all(type(k) is str for k in node.pooled)
+            and type(node.pool_key) is str
+            and type(node.pool_derived) is list
+            and all(type(d) is tuple and len(d) == 3 and type(d[0]) is str and type(d[1]) is str and type(d[2]) is tuple for d in node.pool_derived)
         )
     if not ok:
         raise _Bad(f"{type(node).__name__} with fields of the wrong type")
