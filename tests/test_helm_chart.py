@@ -105,7 +105,7 @@ def test_template_with_cluster_values_equals_cluster_render(helm: str, example: 
 
 
 OTHER_POOLS = """\
-# keeps ubuntu2204, drops rhel94, adds a Rocky pool and a precompiled SLES pool
+# keeps ubuntu2204, drops rhel94, adds a Rocky pool with settings of its own and a precompiled SLES pool
 nodePools:
   - name: ubuntu2204
     os: {id: ubuntu, version: "22.04"}
@@ -115,6 +115,10 @@ nodePools:
     kernel: 5.14.0-503.14.1.el9_5.x86_64
     driver:
       version: "600.10.02"
+      nodeSelector: {nvidia.com/gpu.family: hopper}
+      tolerations: [{key: dedicated, operator: Equal, value: gpu, effect: NoSchedule}]
+      labels: {team: ml}
+      priorityClassName: gpu-critical
   - name: sles156
     os: {id: sles, version: "15.6"}
     kernel: 6.4.0-150600.23.25-default
@@ -260,9 +264,9 @@ def test_knob_matrix(helm: str, example: Path) -> None:
 
 # --- size and shape of the templates (no helm needed) ------------------------------------
 
-TEMPLATE_TO_BASE = 1.65
+TEMPLATE_TO_BASE = 1.7
 """templates/ lines of the enabled components over their base/ lines, all together. A guard
-at what the emitter reaches (1.31x on the example, at most 1.63x on the golden cases: a fleet
+at what the emitter reaches (1.32x on the example, at most 1.64x on the golden cases: a fleet
 of one pool pays for a driver body that any pool may use), not the 1.3x the chart is meant to
 reach (docs/helm-chart.md, Size and shape)."""
 COMPONENT_TO_BASE = 3.2

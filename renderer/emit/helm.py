@@ -23,7 +23,7 @@ from renderer.components import COMPONENTS
 from renderer.components.common import Obj
 from renderer.emit import helm_ir
 from renderer.emit.helm_text import Helpers, template_text
-from renderer.emit.helm_values import NODE, NODE_SCHEMA, chart_values, overrides
+from renderer.emit.helm_values import chart_values, overrides, pool_schema
 from renderer.jsondata import clone
 from renderer.model import Model
 from renderer.problems import GpuRenderError
@@ -250,9 +250,8 @@ def chart_schema() -> dict[str, Any]:
     }
     driver = schema.get("properties", {}).get("driver")
     if isinstance(driver, dict) and isinstance(driver.get("properties"), dict):
-        pool = copy.deepcopy(driver)
-        pool["description"] = "Driver settings of one node pool, resolved over `driver`, and what gpu-render derived from its node pool (`node`)."
-        pool["properties"][NODE] = copy.deepcopy(NODE_SCHEMA)
+        pool = copy.deepcopy(pool_schema(schema))
+        pool["description"] = "Driver settings of one node pool, resolved over `driver` (with the pool's own keys), and what gpu-render derived from its node pool (`node`)."
         driver["properties"]["pools"] = {
             "type": "object",
             "description": "Driver settings per node pool (`null` removes the pool's DaemonSet).",

@@ -39,7 +39,7 @@ from renderer.components.common import Obj
 from renderer.emit import helm_logic
 from renderer.emit.helm_values import (
     NODE,
-    NODE_SCHEMA,
+    POOL_ONLY,
     POOLS_READ,
     REMOVE,
     Path,
@@ -47,6 +47,7 @@ from renderer.emit.helm_values import (
     get,
     model_of,
     pool_names,
+    pool_schema,
     unwrap_sections,
 )
 from renderer.jsondata import clone
@@ -190,8 +191,7 @@ def _resolve(schema: dict[str, Any], node: Any) -> dict[str, Any]:
 
 def knobs(values: dict[str, Any], schema: dict[str, Any]) -> list[Knob]:
     out: list[Knob] = []
-    driver_schema = _resolve(schema, schema.get("properties", {}).get("driver", {}))
-    pool_schema = {**driver_schema, "properties": {**(driver_schema.get("properties") or {}), NODE: NODE_SCHEMA}}
+    pool = pool_schema(schema)
 
     def walk(value: Any, path: Path, node: Any) -> None:
         typed = isinstance(node, dict) and "$ref" in node  # a reusable value type: one block
@@ -201,7 +201,7 @@ def knobs(values: dict[str, Any], schema: dict[str, Any]) -> list[Knob]:
         if path == ("driver", "pools"):
             for name, settings in (value or {}).items():
                 out.append(Knob((*path, name), "pool", (True, False)))
-                walk(settings, (*path, name), pool_schema)
+                walk(settings, (*path, name), pool)
             return
         if isinstance(value, bool):
             out.append(Knob(path, "bool", (True, False)))
@@ -550,8 +550,8 @@ class Analysis:
         self.pool_key = pool_key
         """The synthetic pool whose objects this analysis reads as a ``range`` body (or "")."""
         self.knobs = knobs(values, schema)
-        if not pool_key:  # what gpu-render derived from a pool's node pool is a value only in a range body
-            self.knobs = [k for k in self.knobs if not (_in_pool(k.path) and k.path[3] == NODE)]
+        if not pool_key:  # what the chart values add to each pool is read only in a range body
+            self.knobs = [k for k in self.knobs if not _added(k.path, values)]
         self.transparent = [k for k in self.knobs if k.kind in ("scalar", "block")]
         self.structural = [k for k in self.knobs if k.kind in ("bool", "enum", "pool")]
         self.seen: set[str] = set()
@@ -1653,6 +1653,15 @@ def analyse_all(components: tuple[Component, ...], values: dict[str, Any], clust
 
 def _in_pool(path: Path) -> bool:
     return len(path) > 3 and path[:2] == POOLS
+
+
+def _added(path: Path, values: dict[str, Any]) -> bool:
+    """Is ``path`` a pool setting the chart values add for the range body (``node``, the resolved
+    ``driverType``, the empty pool-only keys), not one of the policy?"""
+    if not _in_pool(path):
+        return False
+    key = path[3]
+    return key in (NODE, "driverType") or (key in POOL_ONLY and len(path) == 4 and get(values, path) == POOL_ONLY[key])
 
 
 def synthetic_values(values: dict[str, Any]) -> dict[str, Any] | None:

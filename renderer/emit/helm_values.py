@@ -57,6 +57,21 @@ NODE_SCHEMA: dict[str, Any] = {
 }
 
 
+POOL_ONLY: dict[str, Any] = {"labels": {}, "annotations": {}, "nodeSelector": {}, "tolerations": [], "priorityClassName": ""}
+"""Settings only a pool has (``nodePools[].driver``), with their empty value: every pool's chart
+values carry them, so that the one template body reads them for any pool."""
+
+
+def pool_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Schema of ``driver.pools.<pool>``: the fleet's ``driver`` keys, a pool's own
+    (``nodePools[].driver``: ``driverType``, ``nodeSelector``, ...) and ``node``."""
+    props = schema.get("properties") or {}
+    driver = props.get("driver") or {}
+    own = (((props.get("nodePools") or {}).get("items") or {}).get("properties") or {}).get("driver") or {}
+    merged = {**(own.get("properties") or {}), **(driver.get("properties") or {}), NODE: NODE_SCHEMA}
+    return {**driver, "properties": merged}
+
+
 def chart_values(model: Model) -> dict[str, Any]:
     """The chart values of ``model``: new maps down to ``driver.pools.<pool>``, the rest shared
     with the model (every cluster's values are read, never changed; copy before changing)."""
@@ -69,7 +84,7 @@ def chart_values(model: Model) -> dict[str, Any]:
     driver.pop("pools", None)
     pools: dict[str, Any] = {}
     for pool in model.pools:
-        settings = dict(pool.driver)
+        settings = {**POOL_ONLY, **pool.driver, "driverType": pool.driver_type}
         settings.pop("pools", None)
         settings[NODE] = pool_facts(model.values, pool)
         pools[pool.name] = settings
