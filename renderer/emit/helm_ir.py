@@ -253,6 +253,15 @@ def _mentions_sentinel(node: Any) -> bool:
     return isinstance(node, str) and "zzgr" in node
 
 
+def _text_of_block(node: Any) -> bool:
+    """Does a string in ``node`` hold a block placeholder's text (``"{'zzgrb00012x': ..."``)?"""
+    if isinstance(node, dict):
+        return any(_text_of_block(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_text_of_block(v) for v in node)
+    return isinstance(node, str) and "'zzgrb" in node
+
+
 def _empty(value: Any) -> bool:
     return value in ("", 0, None) or value == [] or value == {}
 
@@ -577,9 +586,12 @@ class Analysis:
 
     def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None, paths: set[Path] | None = None) -> dict[str, Obj] | None:
         try:
-            return build_tree(comp, values, self.cluster, self.seen if seen is None else seen, self.context.get(comp.name), paths)
+            tree = build_tree(comp, values, self.cluster, self.seen if seen is None else seen, self.context.get(comp.name), paths)
         except Exception:  # a builder fed placeholders may fail: that knob is not transparent
             return None
+        # a builder that turned a placeholder collection into text (str() of a list) made
+        # something no template can say: as good as a failed build
+        return None if _text_of_block(tree) else tree
 
     def masked_tree(
         self,
