@@ -360,6 +360,11 @@ def _check_node(node: Any) -> None:
             and all(type(d) is tuple and len(d) == 3 and type(d[0]) is str and type(d[1]) is str and type(d[2]) is tuple for d in node.derived)
             and type(node.generated) is dict
             and all(type(k) is str and type(v) is str for k, v in node.generated.items())
+            and type(node.pooled) is dict
+            and all(type(k) is str for k in node.pooled)
+            and type(node.pool_key) is str
+            and type(node.pool_derived) is list
+            and all(type(d) is tuple and len(d) == 3 and type(d[0]) is str and type(d[1]) is str and type(d[2]) is tuple for d in node.pool_derived)
         )
     if not ok:
         raise _Bad(f"{type(node).__name__} with fields of the wrong type")

@@ -94,8 +94,10 @@ def digest(state: dict[str, Any]) -> str:
 
 
 def _env(env: list[dict[str, Any]] | None) -> list[dict[str, str]]:
-    """Direct-value env vars sorted by name (``ExtractEnvVars``); ``valueFrom`` ones are skipped."""
-    out = [{"name": str(e["name"]), "value": str(e.get("value", ""))} for e in env or [] if "valueFrom" not in e]
+    """Direct-value env vars sorted by name (``ExtractEnvVars``); ``valueFrom`` ones are skipped,
+    and so is an entry without a name (none passes the schema: the chart analysis's placeholder
+    for a user env list, whose real entries the chart's digest values then come from)."""
+    out = [{"name": str(e["name"]), "value": str(e.get("value", ""))} for e in env or [] if "valueFrom" not in e and "name" in e]
     return [{"Name": e["name"], "Value": e["value"]} for e in sorted(out, key=lambda e: e["name"])]
 
 

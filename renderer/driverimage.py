@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from renderer._version import OPERATOR_RELEASE
@@ -243,24 +243,92 @@ def pool_issues(values: dict[str, Any], pool: dict[str, Any]) -> list[PoolIssue]
     return issues
 
 
+OS_FAMILIES = {
+    "debian": "apt",
+    "ubuntu": "apt",
+    "rhel": "rhel",
+    "centos": "yum",
+    "rhcos": "yum",
+    "rocky": "yum",
+    "ol": "yum",
+    "sles": "suse",
+    "sl-micro": "suse",
+}
+"""OS ``ID`` -> what the driver pod mounts for it: ``apt``/``yum``/``suse`` repository and CA
+directories, ``rhel`` (yum plus the host's subscription files), ``suse`` (with its credentials);
+any other OS (``other``) gets none of them."""
+FAMILIES = ("apt", "rhel", "yum", "suse", "other")
+
+
+def os_family(os_id: str) -> str:
+    return OS_FAMILIES.get(os_id, "other")
+
+
+def subscriptions(values: dict[str, Any], family: str, runtime: str, precompiled: bool, driver: dict[str, Any]) -> str:
+    """The host's RHEL/SLES entitlement files the driver build mounts (``rhel``, ``suse`` or ""):
+    not on OpenShift, not for RHEL with CRI-O or with a repo config, not for precompiled
+    drivers, as upstream."""
+    if family not in ("rhel", "suse") or precompiled or ((values.get("cluster") or {}).get("capabilities") or {}).get("openshift"):
+        return ""
+    repo = driver.get("repoConfig") or {}
+    if family == "rhel" and (runtime == "crio" or repo.get("configMapName") or repo.get("name")):
+        return ""
+    return family
+
+
 def resolve_pool(values: dict[str, Any], pool: dict[str, Any]) -> Pool:
     """Resolve one ``nodePools`` entry; ``values`` must already carry the defaults."""
-    name = str(pool["name"])
-    issues = [i for i in pool_issues(values, pool) if not i.warning]
-    if issues:
-        raise PoolError(name, issues[0])
     release = str(values["cluster"].get("operatorRelease") or NEWEST)
     os_info = pool.get("os") or {}
     os_id = str(os_info.get("id", "ubuntu"))
     os_version = str(os_info.get("version", "22.04"))
     kernel = str(pool.get("kernel") or "")
+    if release not in RELEASES:  # reported by pool_issues below
+        return _assemble(values, pool, "", {}, "other", kernel, "")
+    facts = (os_tag(os_id, os_version, release), os_selector(os_id, os_version, release), os_family(os_id))
+    return _assemble(values, pool, *facts, kernel, sanitize_kernel(kernel))
+
+
+def pool_facts(values: dict[str, Any], pool: Pool) -> dict[str, Any]:
+    """What :func:`resolve_pool` derived from the pool's OS and kernel, as chart values
+    (``driver.pools.<pool>.node``): :func:`pool_from_facts` resolves the pool from them alone."""
+    release = str(values["cluster"].get("operatorRelease") or NEWEST)
+    return {
+        "osTag": pool.os_tag,
+        "osSelector": os_selector(pool.os_id, pool.os_version, release),
+        "osFamily": pool.os_family,
+        "kernel": pool.kernel,
+        "kernelName": pool.kernel_name,
+        "runtime": str(pool.values.get("runtime") or ""),
+        "subscriptions": pool.subscriptions,
+        "hostModules": pool.host_modules,
+    }
+
+
+def pool_from_facts(values: dict[str, Any], pool: dict[str, Any], facts: dict[str, Any]) -> Pool:
+    """The pool of a ``nodePools`` entry whose OS-derived parts are given (:func:`pool_facts`)."""
+    kernel = str(facts.get("kernel") or "")
+    entry = dict(pool)  # the nodePools entry as it is, with what the facts say over it
+    for key, fact in (("kernel", kernel), ("runtime", str(facts.get("runtime") or ""))):
+        if fact and entry.get(key) != fact:
+            entry[key] = fact
+    selector = {str(k): str(v) for k, v in (facts.get("osSelector") or {}).items()}
+    made = _assemble(values, entry, str(facts.get("osTag") or ""), selector, str(facts.get("osFamily") or "other"), kernel, str(facts.get("kernelName") or ""))
+    return replace(made, subscriptions=str(facts.get("subscriptions") or ""), host_modules=bool(facts.get("hostModules")))
+
+
+def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels: dict[str, str], family: str, kernel: str, kernel_name: str) -> Pool:
+    name = str(pool["name"])
+    issues = [i for i in pool_issues(values, pool) if not i.warning]
+    if issues:
+        raise PoolError(name, issues[0])
+    os_info = pool.get("os") or {}
     driver, own = _driver_source(values, pool)
     kind = driver_type(driver)
     precompiled = bool(driver.get("usePrecompiled"))
-    tag = os_tag(os_id, os_version, release)
     main = _main_section(values, driver, own)
     image = precompiled_image(main, kernel, tag) if precompiled else suffixed_image(main, tag)
-    selector = _selector(os_id, os_version, release, kernel, precompiled, driver)
+    selector = _with_driver_labels(dict(os_labels), kernel, precompiled, driver)
     gds = merged_view(values.get("gds") or {}, driver.get("gds") or {})
     gdrcopy = merged_view(values.get("gdrcopy") or {}, driver.get("gdrcopy") or {})
     vgpu = _vgpu_section(values, own if kind == "vgpu-host-manager" else {})
@@ -270,26 +338,38 @@ def resolve_pool(values: dict[str, Any], pool: dict[str, Any]) -> Pool:
         "gdrcopy": suffixed_image(gdrcopy, tag),
         "vgpuManager": suffixed_image(vgpu, tag),
     }
+    runtime = str(pool.get("runtime") or values["cluster"].get("containerRuntime", "containerd"))
+    ds_name = f"{DAEMONSET_PREFIX.get(kind, DAEMONSET_PREFIX['gpu'])}-{name}"
+    if precompiled and kernel:
+        ds_name = f"{ds_name}-{kernel_name}"
     return Pool(
         name=name,
-        os_id=os_id,
-        os_version=os_version,
+        os_id=str(os_info.get("id", "ubuntu")),
+        os_version=str(os_info.get("version", "22.04")),
         kernel=kernel,
-        runtime=str(pool.get("runtime") or values["cluster"].get("containerRuntime", "containerd")),
+        runtime=runtime,
         driver=merged_view(values.get("driver") or {}, own),
         os_tag=tag,
         image=image,
         node_selector=selector,
-        daemonset_name=daemonset_name(name, kind, kernel, precompiled),
+        daemonset_name=dns_name(ds_name),
         precompiled=precompiled,
         images=images,
         driver_type=kind,
         values=dict(pool),
+        os_family=family,
+        kernel_name=kernel_name,
+        subscriptions=subscriptions(values, family, runtime, precompiled, driver),
+        host_modules=precompiled and family == "suse",
     )
 
 
 def _selector(os_id: str, os_version: str, release: str, kernel: str, precompiled: bool, driver: dict[str, Any]) -> dict[str, str]:
-    selector = os_selector(os_id, os_version, release)
+    return _with_driver_labels(os_selector(os_id, os_version, release), kernel, precompiled, driver)
+
+
+def _with_driver_labels(selector: dict[str, str], kernel: str, precompiled: bool, driver: dict[str, Any]) -> dict[str, str]:
+    """The OS labels plus the kernel (precompiled) and the pool's own ``driver.nodeSelector``."""
     if precompiled:
         selector[LABEL_KERNEL] = kernel
     for key, value in sorted((driver.get("nodeSelector") or {}).items()):

@@ -31,6 +31,15 @@ class Pool:
     """The pool's own entry from ``nodePools`` (gpuProduct, mig, devicePluginConfig, ...)."""
     driver_type: str = "gpu"
     """``gpu``, ``vgpu`` (guest driver) or ``vgpu-host-manager`` (image is the vGPU manager's)."""
+    os_family: str = "other"
+    """How the OS keeps packages and certificates (:data:`renderer.driverimage.OS_FAMILIES`)."""
+    kernel_name: str = ""
+    """The kernel as a name part (:func:`renderer.driverimage.sanitize_kernel`)."""
+    subscriptions: str = ""
+    """Which host subscription files the driver build mounts: ``rhel``, ``suse`` or none
+    (:func:`renderer.driverimage.subscriptions`)."""
+    host_modules: bool = False
+    """A precompiled driver on SUSE: the host's ``/lib/modules`` is mounted."""
 
     @property
     def resource_allocation(self) -> str:

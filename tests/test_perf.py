@@ -26,7 +26,7 @@ def test_memoised_chart_evaluation_equals_fresh(folder: Path) -> None:
     cases = [base_values]
     for model in p.clusters.values():
         values = chart_values(model)
-        generated = generated_for(templates, static_objects(model))
+        generated = generated_for(templates, static_objects(model), values)
         if generated:
             values["generated"] = generated
         cases.append(values)

@@ -34,29 +34,15 @@ DAEMONS_STATUS_FILE = f"{c.VALIDATIONS_DIR}/.driver-daemons-status"
 VGPU_HOST = "vgpu-host-manager"
 DIGEST_ENV = "DRIVER_CONFIG_DIGEST"
 
-# Where each OS keeps package repositories and trusted CA certificates (the operator's maps,
-# extended to the RHEL rebuilds and SUSE that the OS-tag rule also knows).
-REPO_DIRS = {
-    "centos": "/etc/yum.repos.d",
-    "rhel": "/etc/yum.repos.d",
-    "rhcos": "/etc/yum.repos.d",
-    "rocky": "/etc/yum.repos.d",
-    "ol": "/etc/yum.repos.d",
-    "debian": "/etc/apt/sources.list.d",
-    "ubuntu": "/etc/apt/sources.list.d",
-    "sles": "/etc/zypp/repos.d",
-    "sl-micro": "/etc/zypp/repos.d",
-}
+# Where each OS family (renderer.driverimage.OS_FAMILIES) keeps package repositories and trusted
+# CA certificates (the operator's maps by OS ID, extended to the RHEL rebuilds and SUSE that the
+# OS-tag rule also knows).
+REPO_DIRS = {"apt": "/etc/apt/sources.list.d", "rhel": "/etc/yum.repos.d", "yum": "/etc/yum.repos.d", "suse": "/etc/zypp/repos.d"}
 CERT_DIRS = {
-    "centos": "/etc/pki/ca-trust/extracted/pem",
+    "apt": "/usr/local/share/ca-certificates",
     "rhel": "/etc/pki/ca-trust/extracted/pem",
-    "rhcos": "/etc/pki/ca-trust/extracted/pem",
-    "rocky": "/etc/pki/ca-trust/extracted/pem",
-    "ol": "/etc/pki/ca-trust/extracted/pem",
-    "debian": "/usr/local/share/ca-certificates",
-    "ubuntu": "/usr/local/share/ca-certificates",
-    "sles": "/etc/pki/trust/anchors",
-    "sl-micro": "/etc/pki/trust/anchors",
+    "yum": "/etc/pki/ca-trust/extracted/pem",
+    "suse": "/etc/pki/trust/anchors",
 }
 # Host subscription files the driver build needs to reach the distribution's packages.
 SUBSCRIPTIONS: dict[str, list[tuple[str, str, str, str]]] = {
@@ -65,12 +51,11 @@ SUBSCRIPTIONS: dict[str, list[tuple[str, str, str, str]]] = {
         ("subscription-redhat-repo", "/etc/yum.repos.d/redhat.repo", "/run/secrets/redhat.repo", "File"),
         ("subscription-rhsm", "/etc/rhsm", "/run/secrets/rhsm", "Directory"),
     ],
-    "sles": [
+    "suse": [
         ("subscription-zypp-credentials", "/etc/zypp/credentials.d", "/etc/zypp/credentials.d", "Directory"),
         ("subscription-suseconnect", "/etc/SUSEConnect", "/etc/SUSEConnect", "FileOrCreate"),
     ],
 }
-SUBSCRIPTIONS["sl-micro"] = SUBSCRIPTIONS["sles"]
 
 STARTUP_PROBE_TEMPLATE = """#!/bin/sh
 # Driver container startup probe (gpu-render). Succeeds once the kernel module is loaded,
@@ -211,16 +196,16 @@ def _repo_cert(pool: Pool) -> tuple[list[Obj], list[Obj]]:
     volumes: list[Obj] = []
     repo_section = _sub(driver, "repoConfig")
     repo, repo_keys = _config_keys(repo_section, "configMapName" if repo_section.get("configMapName") else "name")
-    if repo and pool.os_id in REPO_DIRS and not pool.precompiled:
+    if repo and pool.os_family in REPO_DIRS and not pool.precompiled:
         volumes.append({"name": "repo-config", "configMap": {"name": repo}})
         if repo_keys:
-            mounts += _per_key("repo-config", repo_keys, REPO_DIRS[pool.os_id])
+            mounts += _per_key("repo-config", repo_keys, REPO_DIRS[pool.os_family])
         else:
-            mounts.append({"name": "repo-config", "mountPath": REPO_DIRS[pool.os_id], "readOnly": True})
+            mounts.append({"name": "repo-config", "mountPath": REPO_DIRS[pool.os_family], "readOnly": True})
     cert, cert_keys = _config_keys(_sub(driver, "certConfig"), "name")
-    if cert and pool.os_id in CERT_DIRS and not pool.precompiled:
+    if cert and pool.os_family in CERT_DIRS and not pool.precompiled:
         volumes.append({"name": "cert-config", "configMap": {"name": cert}})
-        mounts += _per_key("cert-config", cert_keys, CERT_DIRS[pool.os_id])
+        mounts += _per_key("cert-config", cert_keys, CERT_DIRS[pool.os_family])
     return mounts, volumes
 
 
@@ -269,15 +254,10 @@ def _config_mounts(pool: Pool, driver: dict[str, Any]) -> tuple[list[Obj], list[
     return [*mounts, *kmod_mounts, *repo_mounts], [*volumes, *kmod_volumes, *repo_volumes]
 
 
-def _subscription_mounts(model: Model, pool: Pool) -> tuple[list[Obj], list[Obj]]:
-    """RHEL/SLES entitlement files from the host (not on OpenShift, not with CRI-O, not with a
-    RHEL repo config, not for precompiled drivers, as upstream)."""
-    if model.values["cluster"].get("capabilities", {}).get("openshift") or (pool.runtime == "crio" and pool.os_id == "rhel") or pool.precompiled:
-        return [], []
-    repo = _sub(pool.driver, "repoConfig")
-    if pool.os_id == "rhel" and (repo.get("configMapName") or repo.get("name")):
-        return [], []
-    entries = SUBSCRIPTIONS.get(pool.os_id, [])
+def _subscription_mounts(pool: Pool) -> tuple[list[Obj], list[Obj]]:
+    """RHEL/SLES entitlement files from the host, where the pool resolved them
+    (:func:`renderer.driverimage.subscriptions`)."""
+    entries = SUBSCRIPTIONS.get(pool.subscriptions, [])
     mounts = [c.mount(name, ctr_path, read_only=True) for name, _, ctr_path, _ in entries]
     volumes = [c.host_path(name, host, kind) for name, host, _, kind in entries]
     return mounts, volumes
@@ -317,7 +297,7 @@ def _driver_container(model: Model, pool: Pool) -> Obj:
         c.mount("nv-firmware", "/lib/firmware"),
         {"name": "driver-startup-probe-script", "mountPath": PROBE_PATH, "subPath": "startup-probe.sh"},
     ]
-    if pool.precompiled and pool.os_id in ("sles", "sl-micro"):
+    if pool.host_modules:
         mounts.append(c.mount("lib-modules", "/run/host/lib/modules", read_only=True))
     ctr: Obj = {
         "name": "nvidia-driver-ctr",
@@ -467,7 +447,7 @@ def _volumes(model: Model, pool: Pool) -> list[Obj]:
         c.host_path("nv-firmware", f"{c.driver_install_dir(model)}/lib/firmware", "DirectoryOrCreate"),
         {"name": "driver-startup-probe-script", "configMap": {"name": PROBE_CM, "defaultMode": 0o755}},
     ]
-    if pool.precompiled and pool.os_id in ("sles", "sl-micro"):
+    if pool.host_modules:
         vols.append(c.host_path("lib-modules", "/lib/modules", "Directory"))
     return vols
 
@@ -477,7 +457,7 @@ def pod_spec(model: Model, pool: Pool) -> Obj:
     containers = [driver_ctr]
     volumes = _volumes(model, pool)
     cfg_mounts, cfg_volumes = _config_mounts(pool, pool.driver)
-    sub_mounts, sub_volumes = _subscription_mounts(model, pool)
+    sub_mounts, sub_volumes = _subscription_mounts(pool)
     driver_ctr["volumeMounts"] += cfg_mounts + sub_mounts
     volumes += cfg_volumes + sub_volumes
     if _sub(pool.driver, "rdma").get("enabled") and pool.driver_type != VGPU_HOST:
@@ -567,9 +547,7 @@ def _pull_secrets(model: Model, pool: Pool) -> list[Any]:
 def daemonset(model: Model, pool: Pool) -> Obj:
     labels = {"nvidia.com/node.os-version": pool.os_tag, "nvidia.com/precompiled": _flag(pool.precompiled)}
     if pool.precompiled:
-        from renderer.driverimage import sanitize_kernel
-
-        labels["nvidia.com/precompiled.kernel-version"] = sanitize_kernel(pool.kernel)
+        labels["nvidia.com/precompiled.kernel-version"] = pool.kernel_name
     own = {str(k): str(v) for k, v in (pool.driver.get("labels") or {}).items()}
     labels.update(own)
     component = "nvidia-vgpu-host-manager" if pool.driver_type == VGPU_HOST else COMPONENT

@@ -23,7 +23,7 @@ from renderer.components.common import Obj
 from renderer.emit import helm_ir
 from renderer.emit.helm_readme import readme
 from renderer.emit.helm_text import Helpers, template_text
-from renderer.emit.helm_values import chart_values, overrides
+from renderer.emit.helm_values import chart_values, overrides, pool_schema
 from renderer.jsondata import clone
 from renderer.model import Model
 from renderer.problems import GpuRenderError
@@ -98,8 +98,9 @@ def templates_for(model: Model) -> tuple[dict[str, Any], list[helm_ir.Template]]
     return values, templates
 
 
-def generated_for(templates: list[helm_ir.Template], static: list[Obj]) -> dict[str, str]:
-    """The computed values (digests) of a model's own render ``static``, keyed as the templates expect."""
+def generated_for(templates: list[helm_ir.Template], static: list[Obj], values: dict[str, Any] | None = None) -> dict[str, str]:
+    """The computed values (digests) of a model's own render ``static``, keyed as the templates
+    expect (``values``: the model's chart values, whose pools the per-pool ones are read for)."""
     real = {f"{o['kind']}/{o['metadata']['name']}": o for o in static}
     out: dict[str, str] = {}
     for tpl in templates:
@@ -107,6 +108,8 @@ def generated_for(templates: list[helm_ir.Template], static: list[Obj]) -> dict[
             found = helm_ir.tget(real.get(oid, helm_ir.MISSING), path) if oid in real else helm_ir.MISSING
             if found is not helm_ir.MISSING:
                 out[key] = str(found)
+        if tpl.pool_key and values is not None:
+            out.update(helm_ir.pooled_generated(tpl, values, real))
     return dict(sorted(out.items()))
 
 
@@ -114,10 +117,14 @@ def mask_generated(objs: list[Obj], templates: list[helm_ir.Template]) -> list[O
     """Objects with every computed leaf blanked (to compare renders whose digests differ)."""
     out = clone(objs)
     where = {(oid, path) for tpl in templates for _, oid, path in tpl.derived}
+    pooled = {(oid.split("/", 1)[0], path) for tpl in templates for _, oid, path in tpl.pool_derived}
     for obj in out:
         oid = f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
         for wid, path in where:
             if wid == oid:
+                helm_ir.blank(obj, path)
+        for kind, path in pooled:  # one per pool, whatever the pool's object is named
+            if kind == obj.get("kind"):
                 helm_ir.blank(obj, path)
     return out
 
@@ -209,7 +216,7 @@ def cluster_values(chart: Chart, name: str, model: Model, objs: dict[str, list[O
     else (None, the first objects that differ)."""
     values = chart_values(model)
     static = static_objects(model, objs)
-    generated = generated_for(chart.templates, static)
+    generated = generated_for(chart.templates, static, values)
     if generated:
         values["generated"] = generated
     want = normalise(static)
@@ -252,8 +259,8 @@ def chart_schema() -> dict[str, Any]:
     }
     driver = schema.get("properties", {}).get("driver")
     if isinstance(driver, dict) and isinstance(driver.get("properties"), dict):
-        pool = copy.deepcopy(driver)
-        pool["description"] = "Driver settings of one node pool, resolved over `driver`."
+        pool = copy.deepcopy(pool_schema(schema))
+        pool["description"] = "Driver settings of one node pool, resolved over `driver` (with the pool's own keys), and what gpu-render derived from its node pool (`node`)."
         driver["properties"]["pools"] = {
             "type": "object",
             "description": "Driver settings per node pool (`null` removes the pool's DaemonSet).",

@@ -38,12 +38,16 @@ from renderer.components import Component
 from renderer.components.common import Obj
 from renderer.emit import helm_logic
 from renderer.emit.helm_values import (
+    NODE,
+    POOL_ONLY,
     POOLS_READ,
     REMOVE,
     Path,
     assign,
     get,
     model_of,
+    pool_names,
+    pool_schema,
     unwrap_sections,
 )
 from renderer.jsondata import clone
@@ -55,6 +59,14 @@ HASHLIKE = re.compile(r"[0-9a-f]{8,}|[0-9]{6,}")
 Elem = str | tuple[str, str]
 TPath = tuple[Elem, ...]
 MAX_PRODUCT = 64
+
+POOLS: Path = ("driver", "pools")
+POOL = SCALAR.format(99999)
+"""Name of the one synthetic node pool whose objects are the body of ``range`` over ``driver.pools``
+(a sentinel: where it lands in the objects, the template gets ``$name``)."""
+NAME_KEY = "\x00name"
+"""``(*POOLS, POOL, NAME_KEY)``: the pool's name (``$name``), a path no values file can hold."""
+KEYS_KEY = "\x00keys"
 
 
 # --- the template tree ---------------------------------------------------------------
@@ -145,6 +157,13 @@ class Template:
     derived: list[tuple[str, str, TPath]] = field(default_factory=list)
     """(generated key, object Kind/name, path in the object) of every computed value."""
     generated: dict[str, str] = field(default_factory=dict)
+    pooled: dict[str, Any] = field(default_factory=dict)
+    """Objects printed once per node pool, inside ``range $name, $pool := .Values.driver.pools``:
+    paths ``(*POOLS, pool_key, ...)`` are the pool's (``$pool...``), the rest the chart's (``$.Values``)."""
+    pool_key: str = ""
+    pool_derived: list[tuple[str, str, TPath]] = field(default_factory=list)
+    """(generated key with ``pool_key`` for the pool's name, pooled object key, path) of every
+    computed value of the pooled objects."""
 
 
 # --- knobs ---------------------------------------------------------------------------
@@ -172,7 +191,7 @@ def _resolve(schema: dict[str, Any], node: Any) -> dict[str, Any]:
 
 def knobs(values: dict[str, Any], schema: dict[str, Any]) -> list[Knob]:
     out: list[Knob] = []
-    driver_schema = _resolve(schema, schema.get("properties", {}).get("driver", {}))
+    pool = pool_schema(schema)
 
     def walk(value: Any, path: Path, node: Any) -> None:
         typed = isinstance(node, dict) and "$ref" in node  # a reusable value type: one block
@@ -182,7 +201,7 @@ def knobs(values: dict[str, Any], schema: dict[str, Any]) -> list[Knob]:
         if path == ("driver", "pools"):
             for name, settings in (value or {}).items():
                 out.append(Knob((*path, name), "pool", (True, False)))
-                walk(settings, (*path, name), driver_schema)
+                walk(settings, (*path, name), pool)
             return
         if isinstance(value, bool):
             out.append(Knob(path, "bool", (True, False)))
@@ -232,6 +251,15 @@ def _mentions_sentinel(node: Any) -> bool:
     if isinstance(node, list):
         return any(_mentions_sentinel(v) for v in node)
     return isinstance(node, str) and "zzgr" in node
+
+
+def _text_of_block(node: Any) -> bool:
+    """Does a string in ``node`` hold a block placeholder's text (``"{'zzgrb00012x': ..."``)?"""
+    if isinstance(node, dict):
+        return any(_text_of_block(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_text_of_block(v) for v in node)
+    return isinstance(node, str) and "'zzgrb" in node
 
 
 def _empty(value: Any) -> bool:
@@ -537,15 +565,19 @@ def _insert_pos(existing: list[Any], ref: list[Any], name: Any) -> int:
 class Analysis:
     """Analyses every component against one set of chart values."""
 
-    def __init__(self, values: dict[str, Any], cluster: str, schema: dict[str, Any]) -> None:
+    def __init__(self, values: dict[str, Any], cluster: str, schema: dict[str, Any], context: dict[str, list[Obj]] | None = None, pool_key: str = "") -> None:
         self.values = values
         self.cluster = cluster
+        self.pool_key = pool_key
+        """The synthetic pool whose objects this analysis reads as a ``range`` body (or "")."""
         self.knobs = knobs(values, schema)
+        if not pool_key:  # what the chart values add to each pool is read only in a range body
+            self.knobs = [k for k in self.knobs if not _added(k.path, values)]
         self.transparent = [k for k in self.knobs if k.kind in ("scalar", "block")]
         self.structural = [k for k in self.knobs if k.kind in ("bool", "enum", "pool")]
         self.seen: set[str] = set()
         """Top-level sections read by the builds of the component being analysed."""
-        self.context = _bindings(values, cluster)
+        self.context = _bindings(values, cluster) if context is None else context
         self.derived_at: list[tuple[int, TPath]] = []
         self.derived: list[tuple[str, str, TPath]] = []
         self.generated: dict[str, str] = {}
@@ -566,9 +598,12 @@ class Analysis:
 
     def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None, paths: set[Path] | None = None) -> dict[str, Obj] | None:
         try:
-            return build_tree(comp, values, self.cluster, self.seen if seen is None else seen, self.context.get(comp.name), paths)
+            tree = build_tree(comp, values, self.cluster, self.seen if seen is None else seen, self.context.get(comp.name), paths)
         except Exception:  # a builder fed placeholders may fail: that knob is not transparent
             return None
+        # a builder that turned a placeholder collection into text (str() of a list) made
+        # something no template can say: as good as a failed build
+        return None if _text_of_block(tree) else tree
 
     def masked_tree(
         self,
@@ -681,8 +716,11 @@ class Analysis:
         good, bad = self._split(comp, values, real)
         sent = Sentinels()
         base_values = values
-        for knob in good:
+        for knob in good:  # numbered as in _split's last build (the base tree kept from it)
             base_values = assign(base_values, knob.path, sent.make(knob, get(values, knob.path)))
+        if self.pool_key:  # the pool's name stands for itself: where it lands, the template says $name
+            name_path = (*POOLS, self.pool_key, NAME_KEY)
+            sent.knob[self.pool_key], sent.value[self.pool_key], sent.by_path[name_path] = name_path, self.pool_key, self.pool_key
         real_ids = list(real)
         self.derived = [(self._key(comp, real_ids[i], p), real_ids[i], p) for i, p in self.derived_at]
         self.generated = {key: str(tget(real[oid], p)) for key, oid, p in self.derived}
@@ -708,9 +746,12 @@ class Analysis:
         tpl.generated = self.generated
         return tpl
 
-    @staticmethod
-    def _key(comp: Component, oid: str, path: TPath) -> str:
+    def _key(self, comp: Component, oid: str, path: TPath) -> str:
         parts = [e[1] if isinstance(e, tuple) else e for e in path]
+        if self.pool_key and self.pool_key in oid:  # one per pool: keyed by the pool's name
+            if parts[:3] == ["spec", "template", "spec"]:
+                parts = parts[3:]
+            return "/".join([comp.name, self.pool_key, *parts])
         return "/".join([comp.name, oid, *parts])
 
     def _find_derived(self, comp: Component, values: dict[str, Any], real: dict[str, Obj]) -> list[tuple[int, TPath]]:
@@ -821,13 +862,20 @@ class Analysis:
             bisect(group[half:])
 
         candidates = [k for k in self.transparent if k.path[0] in self.seen]
-        for _ in range(3):
-            bisect([k for k in candidates if k not in bad])
+        bisect(candidates)
+        return self._settle(candidates, bad, ok)
+
+    def _settle(self, candidates: list[Knob], bad: list[Knob], ok: Any) -> tuple[list[Knob], list[Knob]]:
+        """(good, bad) once the good knobs pass ``ok`` together. In a pool body, knobs that pass
+        alone but not together are found one by one; elsewhere all are then taken as fixed."""
+        for _ in range(8 if self.pool_key else 1):
             good = [k for k in candidates if k not in bad]
             # the values of this last check are the template's base values (same sentinels)
             if ok(good, capture=True):
                 return good, bad
             self.captured = None
+            if self.pool_key:
+                bad.append(_interaction(good, ok))
         return [], candidates
 
     def _alt_values(self, knob: Knob, current: Any, sent: Sentinels, values: dict[str, Any]) -> list[tuple[Any, Any]]:
@@ -1265,14 +1313,7 @@ def _convert(node: Any, sent: Sentinels) -> Any:
             res[key] = _convert(val, sent)
         return res
     if isinstance(node, list):
-        items: list[Any] = []
-        for item in node:
-            sid = sent.block_id(item)
-            if sid is not None:
-                items.append(Splice(sent.knob[sid], isinstance(sent.value[sid], dict)))
-            else:
-                items.append(_convert(item, sent))
-        return items
+        return [_convert_item(item, sent) for item in node]
     if isinstance(node, str) and "zzgr" in node:
         return _convert_text(node, sent)
     return node
@@ -1287,6 +1328,19 @@ def _set_or_empty(node: Any, sid: str, path: Path) -> bool:
         and all(n is MISSING or n == sid for _, n in node.cases)
         and all(atom.path == path for cond, _ in node.cases for conj in cond for atom in conj)
     )
+
+
+def _convert_item(item: Any, sent: Sentinels) -> Any:
+    """A list item: a spliced block stays a list splice, also as a variant's case."""
+    if isinstance(item, Variant):
+        out = Variant([(cond, MISSING if case is MISSING else _convert_item(case, sent)) for cond, case in item.cases])
+        if hasattr(item, "name"):
+            out.name = item.name  # type: ignore[attr-defined]
+        return out
+    sid = sent.block_id(item)
+    if sid is not None:
+        return Splice(sent.knob[sid], isinstance(sent.value[sid], dict))
+    return _convert(item, sent)
 
 
 def _convert_text(node: str, sent: Sentinels) -> Ref | Interp:
@@ -1313,7 +1367,8 @@ def holds(cond: Cond, values: dict[str, Any]) -> bool:
 
 
 def _atom(atom: Atom, values: dict[str, Any]) -> bool:
-    found = _read(values, atom.path)
+    # "some pool is there" reads the pools' names only (the memo then shares the rest)
+    found = _read_pool_names(values) if atom.path == POOLS and atom.op == "is" else _read(values, atom.path)
     if atom.op == "is":
         return (not _empty(found) and found is not False) == bool(atom.value)
     if atom.op == "ne":
@@ -1363,9 +1418,26 @@ def _evaluate_map(node: dict[Any, Any], values: dict[str, Any]) -> dict[str, Any
                 out[key] = union
             continue
         got = evaluate(val, values)
-        if got is not MISSING and not (got == {} and emptiable(val)):
+        if got is not MISSING and not (got == {} and emptiable(val)) and not (got == [] and splices_only(val) is not None):
             out[key] = got
     return out
+
+
+def splices_only(node: Any) -> Cond | None:
+    """For a list made only of values lists spliced together (each maybe behind one condition),
+    which the builders leave out when it comes out empty: when it has an item; else None."""
+    if not isinstance(node, list) or len(node) < 2:
+        return None
+    out: list[Conj] = []
+    for item in node:
+        if isinstance(item, Variant) and len(item.cases) == 2 and item.cases[1][1] is MISSING:
+            cond, item = item.cases[0]
+        else:
+            cond = ((),)
+        if not isinstance(item, Splice) or item.is_map:
+            return None
+        out += [(*conj, Atom(item.path, "is", True)) for conj in cond]
+    return tuple(out)
 
 
 def emptiable(node: Any) -> bool:
@@ -1384,6 +1456,10 @@ def emptiable(node: Any) -> bool:
 def _evaluate_list(node: list[Any], values: dict[str, Any]) -> list[Any]:
     items: list[Any] = []
     for item in node:
+        while isinstance(item, Variant):  # a case may be a splice: chosen here
+            item = next((case for cond, case in item.cases[:-1] if holds(cond, values)), item.cases[-1][1])
+        if item is MISSING:
+            continue
         if isinstance(item, Splice):
             found = _read(values, item.path)
             if isinstance(found, list):
@@ -1414,14 +1490,31 @@ def _fingerprint(value: Any) -> str:
     return repr(value)
 
 
+_POOL: tuple[str, str] | None = None
+"""While a pooled object is evaluated: (the synthetic pool's key, the pool's name)."""
+
+
 def _read(values: dict[str, Any], path: Path) -> Any:
+    if _POOL is not None and len(path) >= 3 and path[2] == _POOL[0] and path[:2] == POOLS:
+        if path[3:] == (NAME_KEY,):
+            return _POOL[1]  # known from the read of the pools' names
+        path = (*POOLS, _POOL[1], *path[3:])
     found = get(values, path)
     if _READS is not None:
         _READS.append((path, _fingerprint(found)))
     return found
 
 
+def _read_pool_names(values: dict[str, Any]) -> list[str]:
+    found = pool_names(values)
+    if _READS is not None:
+        _READS.append(((*POOLS, KEYS_KEY), _fingerprint(found)))
+    return found
+
+
 def _read_generated(values: dict[str, Any], key: str) -> Any:
+    if _POOL is not None:
+        key = key.replace(_POOL[0], _POOL[1])
     found = (values.get("generated") or {}).get(key)
     if _READS is not None:
         _READS.append((("generated", key, "#derived"), _fingerprint(found)))
@@ -1429,6 +1522,8 @@ def _read_generated(values: dict[str, Any], key: str) -> Any:
 
 
 def _do_read(values: dict[str, Any], path: Any) -> str:
+    if path == (*POOLS, KEYS_KEY):
+        return _fingerprint(pool_names(values))
     if path[-1:] == ("#derived",):
         return _fingerprint((values.get("generated") or {}).get(path[1]))
     return _fingerprint(get(values, path))
@@ -1495,6 +1590,51 @@ def _template_objects(tpl: Template, values: dict[str, Any]) -> list[Obj]:
         got = evaluate(node, values)
         if got is not MISSING:
             out.append(got)
+    if tpl.pool_key:
+        for name in _read_pool_names(values):
+            out += pooled_objects(tpl, values, name)
+    return out
+
+
+def pooled_objects(tpl: Template, values: dict[str, Any], name: str, only: list[str] | None = None) -> list[Obj]:
+    """The pooled objects of ``tpl`` for pool ``name`` (``only``: just these parts of each object's
+    node, e.g. ``["metadata", "name"]``; then one value per object, MISSING for none)."""
+    global _POOL
+    saved, _POOL = _POOL, (tpl.pool_key, name)
+    try:
+        out: list[Any] = []
+        for node in tpl.pooled.values():
+            got = evaluate(node if only is None else tget_through(node, tuple(only)), values)
+            if got is not MISSING or only is not None:
+                out.append(got)
+        return out
+    finally:
+        _POOL = saved
+
+
+def tget_through(node: Any, path: TPath) -> Any:
+    """``tget`` that descends into every case of a variant on the way (a Variant of the parts)."""
+    if not path:
+        return node
+    if isinstance(node, Variant):
+        return Variant([(cond, MISSING if case is MISSING else tget_through(case, path)) for cond, case in node.cases])
+    found = tget(node, path[:1])
+    return MISSING if found is MISSING else tget_through(found, path[1:])
+
+
+def pooled_generated(tpl: Template, values: dict[str, Any], real: dict[str, Obj]) -> dict[str, str]:
+    """The computed values of ``tpl``'s pooled objects for the pools of ``values``, read from the
+    render ``real`` (``Kind/name`` -> object): each pool's object is found by the name the
+    template gives it."""
+    out: dict[str, str] = {}
+    kinds = {oid: oid.split("/", 1)[0] for oid in tpl.pooled}
+    for name in pool_names(values):
+        names = dict(zip(tpl.pooled, pooled_objects(tpl, values, name, ["metadata", "name"]), strict=True))
+        for key, oid, path in tpl.pool_derived:
+            obj = real.get(f"{kinds[oid]}/{names[oid]}")
+            found = tget(obj, path) if obj is not None else MISSING
+            if found is not MISSING:
+                out[key.replace(tpl.pool_key, name)] = str(found)
     return out
 
 
@@ -1518,9 +1658,14 @@ def analyse_all(components: tuple[Component, ...], values: dict[str, Any], clust
     gc.disable()
     try:
         analysis = Analysis(values, cluster, schema)
+        synthetic = synthetic_values(values)
         out: list[Template] = []
         for comp in components:
-            tpl = analysis.analyse(comp)
+            tpl = None
+            if synthetic is not None and _pooled(analysis, comp, synthetic):
+                tpl = _ranged(analysis, comp, synthetic, schema)
+            if tpl is None:
+                tpl = analysis.analyse(comp)
             if tpl is not None:
                 out.append(tpl)
         return out
@@ -1528,6 +1673,133 @@ def analyse_all(components: tuple[Component, ...], values: dict[str, Any], clust
         if collecting:
             gc.enable()
 
+
+
+# --- one template body per node pool ------------------------------------------------------
+#
+# A component that builds objects per node pool (the driver: a DaemonSet per pool) is read
+# twice: once with the fleet's values for the objects that are not per pool (its per-pool
+# settings are not varied there: those objects are dropped), and once with one synthetic pool
+# (POOL) in place of the fleet's, whose settings (the first pool's) are knobs like any other;
+# the objects that carry POOL in their name become the body of a range over driver.pools.
+# The result is kept only when it gives exactly the fleet's objects; otherwise the component
+# is read the old way (one copy per fleet pool).
+
+
+def _in_pool(path: Path) -> bool:
+    return len(path) > 3 and path[:2] == POOLS
+
+
+def _added(path: Path, values: dict[str, Any]) -> bool:
+    """Is ``path`` a pool setting the chart values add for the range body (``node``, the resolved
+    ``driverType``, the empty pool-only keys), not one of the policy?"""
+    if not _in_pool(path):
+        return False
+    key = path[3]
+    return key in (NODE, "driverType") or (key in POOL_ONLY and len(path) == 4 and get(values, path) == POOL_ONLY[key])
+
+
+def synthetic_values(values: dict[str, Any]) -> dict[str, Any] | None:
+    """``values`` with the first node pool, renamed :data:`POOL`, as its only pool (None without pools)."""
+    names = pool_names(values)
+    if not names:
+        return None
+    entries = [e for e in values.get("nodePools") or [] if isinstance(e, dict)]
+    first = next((e for e in entries if e.get("name") in names), {"name": names[0]})
+    out = assign(values, POOLS, {POOL: get(values, (*POOLS, str(first["name"])))})
+    out["nodePools"] = [{**first, "name": POOL}]
+    return out
+
+
+def _pooled(analysis: Analysis, comp: Component, synthetic: dict[str, Any]) -> bool:
+    """Does ``comp`` build an object named after its pool?"""
+    try:
+        tree = build_tree(comp, synthetic, analysis.cluster, context=analysis.context.get(comp.name))
+    except Exception:  # a builder that refuses the synthetic pool is read the old way
+        return False
+    return any(POOL in oid for oid in tree)
+
+
+def _per_pool(paths: set[Path], names: list[str]) -> set[Path]:
+    """Paths of the synthetic pool as the paths of each real pool (the pool's name left out)."""
+    out: set[Path] = set()
+    for path in paths:
+        if path[:3] != (*POOLS, POOL):
+            out.add(path)
+        elif path[3:] != (NAME_KEY,):
+            out |= {(*POOLS, name, *path[3:]) for name in names}
+    return out
+
+
+def _interaction(group: list[Knob], ok: Any) -> Knob:
+    """The knob that breaks the shortest failing prefix of ``group``, whose whole fails ``ok``:
+    knobs fine alone but not together (two pull-secret lists the builder merges without duplicates)."""
+    lo, hi = 1, len(group)  # ok(group[:lo - 1]) holds, ok(group[:hi]) fails
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ok(group[:mid]):
+            lo = mid + 1
+        else:
+            hi = mid
+    return group[lo - 1]
+
+
+def _pool_gate(gate: Cond) -> Cond | None:
+    """The file gate with "this fleet pool is there" read as "some pool is there" (None when a
+    pool's absence is what the gate asks for)."""
+    out: list[Conj] = []
+    for conj in gate:
+        atoms: list[Atom] = []
+        for atom in conj:
+            if len(atom.path) == 3 and atom.path[:2] == POOLS:
+                if atom.op != "is" or atom.value is not True:
+                    return None
+                atom = Atom(POOLS, "is", True)
+            if atom not in atoms:
+                atoms.append(atom)
+        out.append(tuple(atoms))
+    return tuple(out)
+
+
+def _ranged(analysis: Analysis, comp: Component, synthetic: dict[str, Any], schema: dict[str, Any]) -> Template | None:
+    saved = analysis.transparent, analysis.structural
+    analysis.transparent = [k for k in saved[0] if not _in_pool(k.path)]
+    analysis.structural = [k for k in saved[1] if not _in_pool(k.path)]
+    try:
+        fleet = analysis.analyse(comp)
+    finally:
+        analysis.transparent, analysis.structural = saved
+    if fleet is None:
+        return None
+    gate = _pool_gate(fleet.gate)
+    if gate is None:
+        return None
+    body = Analysis(synthetic, analysis.cluster, schema, analysis.context, POOL).analyse(comp)
+    if body is None:
+        return None
+    values = analysis.values
+    tpl = Template(fleet.name, gate, {}, pool_key=POOL)
+    tpl.pooled = {oid: node for oid, node in body.objects.items() if POOL in oid}
+    tpl.pool_derived = [d for d in body.derived if POOL in d[1]]
+    if not tpl.pooled or len({d[0] for d in tpl.pool_derived}) != len(tpl.pool_derived):
+        return None
+    names = pool_names(values)
+    own = set()
+    for name in names:
+        for oid, named in zip(tpl.pooled, pooled_objects(tpl, values, name, ["metadata", "name"]), strict=True):
+            own.add(f"{oid.split('/', 1)[0]}/{named}")
+    tpl.objects = {oid: node for oid, node in fleet.objects.items() if oid not in own}
+    tpl.derived = [d for d in fleet.derived if d[1] not in own]
+    kept = {d[0] for d in tpl.derived}
+    real = build_tree(comp, values, analysis.cluster, context=analysis.context.get(comp.name))
+    tpl.generated = dict(sorted(({k: v for k, v in fleet.generated.items() if k in kept} | pooled_generated(tpl, values, real)).items()))
+    tpl.fixed = fleet.fixed | _per_pool(body.fixed, names)
+    tpl.knobs = fleet.knobs | _per_pool(body.knobs, names)
+    got = _template_objects(tpl, {**values, "generated": tpl.generated})
+    by_id = {f"{o['kind']}/{o['metadata']['name']}": o for o in got}
+    if len(got) != len(real) or by_id != real:
+        return None
+    return tpl
 
 
 def _labels(knob: Knob) -> tuple[Any, ...]:

@@ -30,8 +30,9 @@ def readme(
         out.append("\n")
     if skipped:
         out.append(
-            "\nClusters whose render this chart cannot reproduce (their node pools or build-time keys\n"
-            "differ from the fleet's): use their Kustomize overlay instead.\n"
+            "\nClusters whose render this chart cannot reproduce (a build-time key differs from the\n"
+            "fleet's, or their pools change a component that takes the fleet's pools as fixed): use their\n"
+            "Kustomize overlay instead.\n"
         )
         out += [f"\n* `{name}`: {why}" for name, why in skipped.items()]
         out.append("\n")

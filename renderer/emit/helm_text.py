@@ -19,6 +19,8 @@ import yaml
 from renderer import yamlio
 from renderer.emit.helm_ir import (
     MISSING,
+    NAME_KEY,
+    POOLS,
     Atom,
     Block,
     Cond,
@@ -30,17 +32,37 @@ from renderer.emit.helm_ir import (
     Template,
     Variant,
     emptiable,
+    splices_only,
 )
 from renderer.emit.helm_values import Path
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+_SCOPE: list[str] = []
+"""While a ``range`` body over the pools is printed: the synthetic pool's key (see helm_ir.POOL)."""
+
+
 def values_expr(path: Path) -> str:
-    """``.Values.a.b`` or ``(index .Values "a" "b-c")`` when a key is not an identifier."""
+    """``.Values.a.b`` or ``(index .Values "a" "b-c")`` when a key is not an identifier; inside
+    the range over the pools, ``$pool.x`` / ``$name`` for the pool's own and ``$.Values.x`` for the rest."""
+    root = ".Values"
+    if _SCOPE:
+        root = "$.Values"
+        if path[:3] == (*POOLS, _SCOPE[-1]):
+            if path[3:] == (NAME_KEY,):
+                return "$name"
+            root, path = "$pool", path[3:]
+            if not path:
+                return root
     if all(IDENT.fullmatch(p) for p in path):
-        return ".Values." + ".".join(path)
-    return "(index .Values " + " ".join(json.dumps(p) for p in path) + ")"
+        return root + "." + ".".join(path)
+    return f"(index {root} " + " ".join(json.dumps(p) for p in path) + ")"
+
+
+def _context() -> str:
+    """The root context for an ``include``: ``$`` inside the range over the pools."""
+    return "$" if _SCOPE else "."
 
 
 def _atom(atom: Atom) -> str:
@@ -110,7 +132,7 @@ class Out:
 
     def include(self, name: str, ind: int) -> None:
         """The named template's lines, indented by ``ind``, in place of the node."""
-        call = f'include "{name}" .'
+        call = f'include "{name}" {_context()}'
         if self.can_trim():
             self.parts.append(" " * ind + "{{- " + call + f" | nindent {ind}" + " }}\n")
         else:
@@ -208,7 +230,10 @@ def _interp_json(node: Interp) -> str:
 
 def _scalar(node: Any) -> str | None:
     if isinstance(node, Derived):
-        return "{{ index .Values.generated " + json.dumps(node.key) + " | quote }}"
+        if _SCOPE and _SCOPE[-1] in node.key:  # one per pool: keyed by the pool's name
+            key = json.dumps(node.key.replace("%", "%%").replace(_SCOPE[-1], "%s"))
+            return "{{ index $.Values.generated (printf " + key + " $name) | quote }}"
+        return "{{ index " + values_expr(("generated",)) + " " + json.dumps(node.key) + " | quote }}"
     if isinstance(node, Ref):
         return "{{ " + values_expr(node.path) + (" | quote }}" if node.quote else " }}")
     if isinstance(node, Interp):
@@ -293,6 +318,11 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
     elif isinstance(val, dict) and val:
         out.text(f"{pad}{k}:")
         emit_entries(out, val, ind + 2)
+    elif splices_only(val) is not None:
+        out.ctl(wrapped("if", splices_only(val) or ((),), ind), ind)
+        out.text(f"{pad}{k}:")
+        emit_items(out, val, ind + 2)
+        out.ctl("end", ind)
     elif isinstance(val, list) and val:
         out.text(f"{pad}{k}:")
         emit_items(out, val, ind + 2)
@@ -480,14 +510,17 @@ class Helpers:
         where: dict[FP, list[str]] = {}
         first: dict[FP, Site] = {}
         for tpl in templates:
-            for node in tpl.objects.values():
+            for node in _nodes(tpl):
                 for site in _sites(node):
                     fp = _fingerprint(site, self.intern)
                     where.setdefault(fp, []).append(tpl.name)
                     first.setdefault(fp, site)
         # what repeats across components, and is worth a name
+        pools = {tpl.pool_key for tpl in templates if tpl.pool_key}
         chosen = [
-            fp for fp, tpls in where.items() if len(set(tpls)) >= 2 and _has_action(first[fp][2]) and self._lines(first[fp]) >= HELPER_LINES
+            fp
+            for fp, tpls in where.items()
+            if len(set(tpls)) >= 2 and _has_action(first[fp][2]) and self._lines(first[fp]) >= HELPER_LINES and not _reads_pool(first[fp][2], pools)
         ]
         for _ in range(4):  # drop helpers that end up used once (all their uses inside a bigger one)
             uses = _uses(templates, {fp: first[fp] for fp in chosen}, self.intern)
@@ -548,6 +581,16 @@ class Helpers:
         return "\n".join(out)
 
 
+def _nodes(tpl: Template) -> list[Any]:
+    return [*tpl.objects.values(), *tpl.pooled.values()]
+
+
+def _reads_pool(node: Any, pools: set[str]) -> bool:
+    """Does the node read a pool's own values (printed as ``$pool`` / ``$name``, only inside the range)?"""
+    text = repr(node)
+    return any(key in text for key in pools)
+
+
 def _has_action(node: Any) -> bool:
     """Does the node take anything from the values? (Literal YAML stays where it is.)"""
     if isinstance(node, (Variant, Ref, Interp, Block, Splice, MergeBlock, Derived)):
@@ -593,7 +636,7 @@ def _uses(templates: list[Template], chosen: dict[FP, Site], intern: _Interner) 
         return False
 
     for tpl in templates:
-        for node in tpl.objects.values():
+        for node in _nodes(tpl):
             walk(node, None)
     for fp, (_, _, node) in chosen.items():
         walk(node, fp)
@@ -608,6 +651,17 @@ def template_text(tpl: Template, header: str, helpers: Helpers | None = None) ->
         out.ctl(wrapped("if", tpl.gate, 0))
     for node in _object_runs(list(tpl.objects.values())):
         _object(out, node)
+    if tpl.pooled:
+        out.ctl("range $name, $pool := .Values.driver.pools")
+        out.ctl("if $pool")
+        _SCOPE.append(tpl.pool_key)
+        try:
+            for node in _object_runs(list(tpl.pooled.values())):
+                _object(out, node)
+        finally:
+            _SCOPE.pop()
+        out.ctl("end")
+        out.ctl("end")
     if gated:
         out.ctl("end")
     return out.result()

@@ -16,6 +16,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from renderer.driverimage import FAMILIES
 from renderer.model import Model, Pool
 
 Path = tuple[str, ...]
@@ -24,9 +25,58 @@ NOT_CHART_VALUES = ("gitops",)
 """Policy keys that reach no object (Argo CD settings): not values of the chart."""
 
 
+NODE = "node"
+"""Key of ``driver.pools.<pool>`` holding what gpu-render derived from the pool's OS and kernel."""
+
+NODE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "What gpu-render derived from the pool's `nodePools` entry (OS, kernel, runtime) for the imitated operator release (build-time: change `nodePools` and rebuild).",
+    "properties": {
+        "osTag": {"type": "string", "description": "OS suffix of the pool's images (`ID` + `VERSION_ID`, major only for RHEL-like systems where the release says so)."},
+        "osSelector": {
+            "type": "object",
+            "description": "NFD labels that select the pool's OS.",
+            "additionalProperties": {"type": "string"},
+        },
+        "osFamily": {
+            "type": "string",
+            "enum": list(FAMILIES),
+            "description": "Where the OS keeps repositories and CA certificates, and which host subscription files the driver build mounts.",
+        },
+        "kernel": {"type": "string", "description": "Kernel release of the pool's nodes (precompiled image tag and node selector)."},
+        "kernelName": {"type": "string", "description": "The kernel as a name part (precompiled DaemonSet name and label)."},
+        "runtime": {"type": "string", "enum": ["", "containerd", "crio", "docker"], "description": "Container runtime of the pool's nodes (empty: `cluster.containerRuntime`)."},
+        "subscriptions": {
+            "type": "string",
+            "enum": ["", "rhel", "suse"],
+            "description": "Host subscription files the driver build mounts (none on OpenShift, for precompiled drivers, for RHEL with CRI-O or a repo config).",
+        },
+        "hostModules": {"type": "boolean", "description": "Mount the host's /lib/modules (a precompiled driver on SUSE)."},
+    },
+    "additionalProperties": False,
+}
+
+
+POOL_ONLY: dict[str, Any] = {"labels": {}, "annotations": {}, "nodeSelector": {}, "tolerations": [], "priorityClassName": ""}
+"""Settings only a pool has (``nodePools[].driver``), with their empty value: every pool's chart
+values carry them, so that the one template body reads them for any pool."""
+
+
+def pool_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Schema of ``driver.pools.<pool>``: the fleet's ``driver`` keys, a pool's own
+    (``nodePools[].driver``: ``driverType``, ``nodeSelector``, ...) and ``node``."""
+    props = schema.get("properties") or {}
+    driver = props.get("driver") or {}
+    own = (((props.get("nodePools") or {}).get("items") or {}).get("properties") or {}).get("driver") or {}
+    merged = {**(own.get("properties") or {}), **(driver.get("properties") or {}), NODE: NODE_SCHEMA}
+    return {**driver, "properties": merged}
+
+
 def chart_values(model: Model) -> dict[str, Any]:
     """The chart values of ``model``: new maps down to ``driver.pools.<pool>``, the rest shared
     with the model (every cluster's values are read, never changed; copy before changing)."""
+    from renderer.driverimage import pool_facts
+
     values: dict[str, Any] = dict(model.values)
     for key in NOT_CHART_VALUES:
         values.pop(key, None)
@@ -34,11 +84,21 @@ def chart_values(model: Model) -> dict[str, Any]:
     driver.pop("pools", None)
     pools: dict[str, Any] = {}
     for pool in model.pools:
-        settings = dict(pool.driver)
+        settings = {**POOL_ONLY, **pool.driver, "driverType": pool.driver_type}
         settings.pop("pools", None)
+        settings[NODE] = pool_facts(model.values, pool)
         pools[pool.name] = settings
     driver["pools"] = pools
     return values
+
+
+def pool_names(values: dict[str, Any]) -> list[str]:
+    """The pools a chart release renders, in the order Helm's ``range`` visits them (sorted keys;
+    a pool set to ``null`` or ``{}`` is left out, as ``{{ if $pool }}`` leaves it out)."""
+    pools = get(values, ("driver", "pools"))
+    if not isinstance(pools, dict):
+        return []
+    return [name for name in sorted(pools) if isinstance(pools[name], dict) and pools[name]]
 
 
 POOLS_READ = "\x00pools"
@@ -282,6 +342,7 @@ def model_of(values: dict[str, Any], cluster: str, seen: set[str] | None = None,
     With ``seen``, the model's values record which top-level sections were read; with
     ``paths`` too, which keys of each section (:class:`DeepReads`).
     """
+    from renderer.driverimage import pool_from_facts
     from renderer.resolve import resolve_pool
 
     out = dict(values)
@@ -289,15 +350,28 @@ def model_of(values: dict[str, Any], cluster: str, seen: set[str] | None = None,
     pools_cfg = driver.pop("pools", None) or {}
     out["driver"] = driver
     node_pools = []
-    for pool in out.get("nodePools") or []:
-        settings = pools_cfg.get(pool.get("name"))
-        if settings is None:
+    facts: list[Any] = []
+    listed = set()
+    wanted = set(pool_names({"driver": {"pools": pools_cfg}}))
+    entries = list(out.get("nodePools") or [])
+    # the pools of nodePools, in its order; then a pool only driver.pools names (the chart
+    # renders one DaemonSet per entry of driver.pools), by name
+    for pool in [*entries, *({"name": name} for name in sorted(wanted))]:
+        name = pool.get("name")
+        if name not in wanted or name in listed:
             continue
-        node_pools.append({**pool, "driver": settings})
+        listed.add(name)
+        settings = pools_cfg[name]
+        node_pools.append({**pool, "driver": {k: v for k, v in settings.items() if k != NODE}})
+        facts.append(settings.get(NODE))
     out["nodePools"] = node_pools
     if seen is not None:
         out = Reads(out, seen) if paths is None else DeepReads(out, seen, paths)
-    return _LazyPools(out, cluster, lambda: tuple(resolve_pool(out, p) for p in node_pools), tuple(node_pools))
+
+    def make() -> tuple[Pool, ...]:
+        return tuple(pool_from_facts(out, p, f) if isinstance(f, dict) else resolve_pool(out, p) for p, f in zip(node_pools, facts, strict=True))
+
+    return _LazyPools(out, cluster, make, tuple(node_pools))
 
 
 class _LazyPools(Model):
