@@ -30,7 +30,7 @@ import copy
 import gc
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1292,10 +1292,7 @@ def _groups(touched: dict[Path, list[TPath]]) -> list[list[Path]]:
 def _convert(node: Any, sent: Sentinels) -> Any:
     """Sentinels -> Ref / Interp / Block / Splice, through variants."""
     if isinstance(node, Variant):
-        out = Variant([(cond, MISSING if n is MISSING else _convert(n, sent)) for cond, n in node.cases])
-        if hasattr(node, "name"):
-            out.name = node.name  # type: ignore[attr-defined]
-        return out
+        return _each_case(node, lambda case: _convert(case, sent))
     if isinstance(node, dict):
         res: dict[Any, Any] = {}
         for key, val in node.items():
@@ -1319,6 +1316,14 @@ def _convert(node: Any, sent: Sentinels) -> Any:
     return node
 
 
+def _each_case(node: Variant, convert: Callable[[Any], Any]) -> Variant:
+    """The variant with ``convert`` applied to each case (its name kept)."""
+    out = Variant([(cond, MISSING if case is MISSING else convert(case)) for cond, case in node.cases])
+    if hasattr(node, "name"):
+        out.name = node.name  # type: ignore[attr-defined]
+    return out
+
+
 def _set_or_empty(node: Any, sid: str, path: Path) -> bool:
     """A map block's sentinel entry under a variant of that block alone being set or empty: the
     map's diff between the two went down to the entry. A splice of the block is the same (an
@@ -1333,10 +1338,7 @@ def _set_or_empty(node: Any, sid: str, path: Path) -> bool:
 def _convert_item(item: Any, sent: Sentinels) -> Any:
     """A list item: a spliced block stays a list splice, also as a variant's case."""
     if isinstance(item, Variant):
-        out = Variant([(cond, MISSING if case is MISSING else _convert_item(case, sent)) for cond, case in item.cases])
-        if hasattr(item, "name"):
-            out.name = item.name  # type: ignore[attr-defined]
-        return out
+        return _each_case(item, lambda case: _convert_item(case, sent))
     sid = sent.block_id(item)
     if sid is not None:
         return Splice(sent.knob[sid], isinstance(sent.value[sid], dict))
