@@ -384,3 +384,15 @@ def test_a_placeholder_printed_into_a_template_fails_the_build(monkeypatch: pyte
     monkeypatch.setattr(helm, "template_text", lambda tpl, *a, **k: real(tpl, *a, **k) + ("    zzgrb00007x: x\n" if tpl.name == "driver" else ""))
     with pytest.raises(helm.ChartMismatch, match=r"templates/driver.yaml:\d+ holds the analysis placeholder zzgrb00007x"):
         render(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
+
+
+def test_a_knob_the_chart_cannot_vary_is_marked_build_time() -> None:
+    """A structural value whose placeholder build fails (the GDS sidecar turns `gds.args` into its
+    own text) gets no variant, so `--set` of it cannot reach the templates: the chart's README and
+    values.yaml must say "(build-time)" rather than leave the key looking settable."""
+    files = render(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
+    readme = files[f"{CHART}/README.md"]
+    for key in ("gds.enabled", "gdrcopy.enabled", "devicePlugin.args"):
+        row = next(line for line in readme.splitlines() if line.startswith(f"| `{key}` |"))
+        assert row.endswith("(build-time) |"), row
+    assert "| `devicePlugin.enabled` | bool | `true` | Deploy the device plugin. |" in readme

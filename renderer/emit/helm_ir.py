@@ -595,6 +595,8 @@ class Analysis:
         """Base objects some structural values leave out, with the knobs that do."""
         self.presence_on: dict[Path, list[tuple[Any, Any]]] = {}
         """(label, setting) of each such knob: its base value first."""
+        self.unbuilt: set[Path] = set()
+        """Structural knobs of the component being analysed with a value its placeholder build failed for."""
 
     def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None, paths: set[Path] | None = None) -> dict[str, Obj] | None:
         try:
@@ -705,6 +707,7 @@ class Analysis:
         self.presence = {}
         self.presence_on = {}
         self.derived_at, self.derived, self.generated = [], [], {}
+        self.unbuilt = set()
         enabled = self.enabling(comp)
         if enabled is None:
             return None
@@ -931,7 +934,9 @@ class Analysis:
             if cond != ((),):
                 objects[oid] = Variant([(cond, objects[oid]), (((),), MISSING)])
         converted = {name: _convert(node, sent) for name, node in objects.items()}
-        return Template(comp.name, tuple(gate), converted, fixed, {k.path for k in good} | set(touched))
+        # a knob one of whose values could not be built with placeholders has no variant for
+        # that value: `--set` of it would not reach the template, so it is build-time, said so
+        return Template(comp.name, tuple(gate), converted, fixed | self.unbuilt, {k.path for k in good} | set(touched))
 
     def _vary(
         self,
@@ -963,6 +968,7 @@ class Analysis:
         for label, setting in alts:
             tree = self.masked_tree(comp, base_values, [(knob, setting)])
             if tree is None:
+                self.unbuilt.add(knob.path)
                 continue
             every.append((label, setting))
             if not tree:
