@@ -440,13 +440,34 @@ def daemonset(
 def _pull_secrets(model: Model, section: dict[str, Any], pod: Obj) -> list[Obj]:
     """The component's pull secrets (list ``validator.imagePullSecrets`` there too if the
     validator image needs them: merging both lists would pin them at build time in the chart)."""
-    pull_secrets = list(section.get("imagePullSecrets") or [])
+    return pull_secret_refs(section)
+
+
+def pull_secret_refs(section: dict[str, Any]) -> list[Obj]:
+    """``section.imagePullSecrets`` (names or ``{name}`` maps) as a pod's references, each once."""
     refs: list[Obj] = []
-    for secret in pull_secrets:
+    for secret in section.get("imagePullSecrets") or []:
         ref = {"name": secret} if isinstance(secret, str) else dict(secret)
         if ref not in refs:
             refs.append(ref)
     return refs
+
+
+def deployment(name: str, model: Model, lbls: dict[str, str], pod: Obj, annotations: dict[str, str] | None = None) -> Obj:
+    """A one-replica Deployment selected by ``app: <name>`` (NFD master and gc, the DRA controller)."""
+    template_meta: Obj = {"labels": dict(lbls)}
+    if annotations:
+        template_meta["annotations"] = annotations
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": meta(name, model, lbls=lbls),
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": template_meta, "spec": pod},
+        },
+    }
 
 
 def cluster_runtime(model: Model) -> str:

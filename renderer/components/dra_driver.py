@@ -108,19 +108,18 @@ def _crd(plural: str, kind: str, schema: Obj, *, status: bool) -> Obj:
     }
 
 
+def _member(key: str) -> Obj:
+    """The schema of one node of a ComputeDomain (``name``) or one daemon of a clique (``nodeName``)."""
+    return {
+        "type": "object",
+        "required": sorted(["cliqueID", "ipAddress", key]),
+        "properties": dict(sorted({"cliqueID": {"type": "string"}, "index": {"type": "integer"}, "ipAddress": {"type": "string"}, key: {"type": "string"}, "status": _status_enum()}.items())),
+    }
+
+
 def crds() -> list[Obj]:
     """``computedomains`` and ``computedomaincliques`` (v1beta1), the fields of the DRA driver v0.5 API."""
-    node = {
-        "type": "object",
-        "required": ["cliqueID", "ipAddress", "name"],
-        "properties": {
-            "cliqueID": {"type": "string"},
-            "index": {"type": "integer"},
-            "ipAddress": {"type": "string"},
-            "name": {"type": "string"},
-            "status": _status_enum(),
-        },
-    }
+    node = _member("name")
     domain = {
         "type": "object",
         "description": "A set of nodes whose GPUs share memory over Multi-Node NVLink (IMEX).",
@@ -154,17 +153,7 @@ def crds() -> list[Obj]:
             },
         },
     }
-    daemon = {
-        "type": "object",
-        "required": ["cliqueID", "ipAddress", "nodeName"],
-        "properties": {
-            "cliqueID": {"type": "string"},
-            "index": {"type": "integer"},
-            "ipAddress": {"type": "string"},
-            "nodeName": {"type": "string"},
-            "status": _status_enum(),
-        },
-    }
+    daemon = _member("nodeName")
     clique = {
         "type": "object",
         "description": "The ComputeDomain daemons of one NVLink clique.",
@@ -413,19 +402,10 @@ def controller(model: Model) -> Obj:
             {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
         ],
     }
-    secrets = [{"name": p} if isinstance(p, str) else dict(p) for p in s.get("imagePullSecrets") or []]
+    secrets = c.pull_secret_refs(s)
     if secrets:
         pod["imagePullSecrets"] = secrets
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": c.meta(CONTROLLER, model, lbls=lbls),
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": CONTROLLER}},
-            "template": {"metadata": {"labels": dict(lbls)}, "spec": pod},
-        },
-    }
+    return c.deployment(CONTROLLER, model, lbls, pod)
 
 
 def admission_policy(model: Model) -> list[Obj]:

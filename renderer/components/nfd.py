@@ -139,27 +139,14 @@ def _pod_common(model: Model, sa: str) -> Obj:
     pod: Obj = {"serviceAccountName": sa}
     if nfd.get("priorityClassName"):
         pod["priorityClassName"] = nfd["priorityClassName"]
-    secrets = nfd.get("imagePullSecrets") or []
+    secrets = c.pull_secret_refs(nfd)
     if secrets:
-        pod["imagePullSecrets"] = [{"name": s} if isinstance(s, str) else s for s in secrets]
+        pod["imagePullSecrets"] = secrets
     return pod
 
 
 def _deployment(name: str, model: Model, role: str, pod: Obj, annotations: dict[str, str] | None = None) -> Obj:
-    lbls = _labels(name, role)
-    template_meta: Obj = {"labels": dict(lbls)}
-    if annotations:
-        template_meta["annotations"] = annotations
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": c.meta(name, model, lbls=lbls),
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": template_meta, "spec": pod},
-        },
-    }
+    return c.deployment(name, model, _labels(name, role), pod, annotations)
 
 
 def master(model: Model) -> Obj:
