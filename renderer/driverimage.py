@@ -113,11 +113,12 @@ def dns_name(name: str, limit: int = MAX_NAME) -> str:
     return f"{name[: limit - len(digest) - 1].rstrip('.-')}-{digest}"
 
 
-def daemonset_name(pool_name: str, driver_type: str = "gpu", kernel: str = "", precompiled: bool = False) -> str:
-    """``nvidia-driver-daemonset-<pool>`` (``-<sanitised kernel>`` for precompiled), <= 63 chars."""
+def daemonset_name(pool_name: str, driver_type: str = "gpu", kernel_name: str = "") -> str:
+    """``nvidia-driver-daemonset-<pool>`` (``-<kernel_name>``, the sanitised kernel, for
+    precompiled drivers), <= 63 chars."""
     name = f"{DAEMONSET_PREFIX.get(driver_type, DAEMONSET_PREFIX['gpu'])}-{pool_name}"
-    if precompiled and kernel:
-        name = f"{name}-{sanitize_kernel(kernel)}"
+    if kernel_name:
+        name = f"{name}-{kernel_name}"
     return dns_name(name)
 
 
@@ -339,9 +340,6 @@ def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels:
         "vgpuManager": suffixed_image(vgpu, tag),
     }
     runtime = str(pool.get("runtime") or values["cluster"].get("containerRuntime", "containerd"))
-    ds_name = f"{DAEMONSET_PREFIX.get(kind, DAEMONSET_PREFIX['gpu'])}-{name}"
-    if precompiled and kernel:
-        ds_name = f"{ds_name}-{kernel_name}"
     return Pool(
         name=name,
         os_id=str(os_info.get("id", "ubuntu")),
@@ -352,7 +350,7 @@ def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels:
         os_tag=tag,
         image=image,
         node_selector=selector,
-        daemonset_name=dns_name(ds_name),
+        daemonset_name=daemonset_name(name, kind, kernel_name if precompiled and kernel else ""),
         precompiled=precompiled,
         images=images,
         driver_type=kind,
