@@ -40,6 +40,7 @@ from renderer.emit import helm_logic
 from renderer.emit.helm_values import (
     NODE,
     POOL_ONLY,
+    POOL_NAMES_READ,
     POOLS_READ,
     REMOVE,
     Path,
@@ -240,8 +241,9 @@ def _may_read(seen: set[str], paths: set[Path], path: Path) -> bool:
     if path[0] not in seen:
         return False
     if path[:2] == ("driver", "pools"):
-        # pool settings reach a build only through model.pools or values["nodePools"]
-        return bool({POOLS_READ, "nodePools"} & seen)
+        # pool settings reach a build only through model.pools or values["nodePools"]; which
+        # pools there are, also through model.dra_pools
+        return bool({POOLS_READ, "nodePools"} & seen) or (len(path) == 3 and POOL_NAMES_READ in seen)
     return path[:1] in paths or path[:2] in paths
 
 

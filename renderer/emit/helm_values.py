@@ -104,6 +104,11 @@ def pool_names(values: dict[str, Any]) -> list[str]:
 POOLS_READ = "\x00pools"
 """Put in ``Reads.seen`` when a build looks at ``model.pools`` (the resolved ``driver.pools``)."""
 
+POOL_NAMES_READ = "\x00pool-names"
+"""Put in ``Reads.seen`` when a build looks only at which pools there are and at their
+``nodePools`` entries' ``resourceAllocation`` (``model.dra_pools`` with no DRA pool): no pool
+setting (``driver.pools.<pool>.<key>``) reaches it."""
+
 
 class Reads(dict[str, Any]):
     """Top-level values that remember which sections were looked at (``seen``)."""
@@ -387,13 +392,13 @@ class _LazyPools(Model):
     def dra_pools(self) -> tuple[Pool, ...]:
         """As :attr:`Model.dra_pools`, without resolving the pools when none asks for DRA: the
         DRA components ask on every probe of the analysis, and resolving copies each pool's
-        driver settings. The reads are recorded as a resolution would (pools, nodePools, driver)."""
+        driver settings. What is read is recorded as it is: which pools there are and their
+        ``nodePools`` entries (``POOL_NAMES_READ``), none of their settings."""
         raw: tuple[dict[str, Any], ...] = self._raw  # type: ignore[attr-defined]
         if any(p.get("resourceAllocation") == "dra" for p in raw):
             return super().dra_pools
         if isinstance(self.values, Reads):
-            self.values.seen.add(POOLS_READ)
-            self.values.get("nodePools")
+            self.values.seen.add(POOL_NAMES_READ)
             self.values.get("driver")
         return ()
 
