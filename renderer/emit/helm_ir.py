@@ -256,12 +256,28 @@ def _mentions_sentinel(node: Any) -> bool:
 
 
 def _text_of_block(node: Any) -> bool:
-    """Does a string in ``node`` hold a block placeholder's text (``"{'zzgrb00012x': ..."``)?"""
-    if isinstance(node, dict):
-        return any(_text_of_block(v) for v in node.values())
-    if isinstance(node, list):
-        return any(_text_of_block(v) for v in node)
-    return isinstance(node, str) and "'zzgrb" in node
+    """Does a string in ``node`` hold a block placeholder's text (``"{'zzgrb00012x': ..."``)?
+
+    Asked of every build: one loop over the tree (no recursion, no generator per node)."""
+    stack = [node]
+    pop, push_all = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is str:
+            if "'zzgrb" in item:
+                return True
+        elif kind is dict:
+            push_all(item.values())
+        elif kind is list:
+            push_all(item)
+        elif isinstance(item, dict):
+            push_all(item.values())
+        elif isinstance(item, list):
+            push_all(item)
+        elif isinstance(item, str) and "'zzgrb" in item:
+            return True
+    return False
 
 
 def _empty(value: Any) -> bool:
