@@ -39,8 +39,8 @@ from renderer.components.common import Obj
 from renderer.emit import helm_logic
 from renderer.emit.helm_values import (
     NODE,
-    POOL_ONLY,
     POOL_NAMES_READ,
+    POOL_ONLY,
     POOLS_READ,
     REMOVE,
     Path,
@@ -278,6 +278,11 @@ def _text_of_block(node: Any) -> bool:
         elif isinstance(item, str) and "'zzgrb" in item:
             return True
     return False
+
+
+def _block_texts(node: Any) -> set[str]:
+    """The block placeholders whose text (``"{'zzgrb00012x': ..."``) a string in ``node`` holds."""
+    return set(re.findall(r"'(zzgrb\d{5}x)'", repr(node)))
 
 
 def _empty(value: Any) -> bool:
@@ -603,6 +608,10 @@ class Analysis:
         """Masked trees of the component being analysed, by the changes made to its base values."""
         self.captured: tuple[dict[str, Obj], set[str], set[Path]] | None = None
         """The last placeholder build of :meth:`_split` with what it read."""
+        self.known_bad: set[Path] = set()
+        """Transparent knobs whose placeholder broke a component's build (suspects for the next)."""
+        self.probe_reads: tuple[set[str], set[Path]] = (set(), set())
+        """What the last build of :meth:`_probe` read."""
         self.base_reads: set[str] = set()
         """What the build of the component's base values read (sections and ``POOLS_READ``)."""
         self.base_paths: set[Path] = set()
@@ -682,14 +691,21 @@ class Analysis:
         if comp.key and isinstance(get(self.values, (comp.key, "enabled")), bool):
             start[(comp.key, "enabled")] = True
         singles = [(k, v) for k in self.structural for v in k.domain if k.kind != "pool" and v != get(self.values, k.path)]
-        tries: Iterator[tuple[tuple[Knob, Any], ...]] = itertools.chain(
-            [()], ((s,) for s in singles), itertools.combinations(singles, 2)
-        )
         # What each build read: a try that changes a value its smaller try never read goes
-        # exactly as that try went (to nothing), so it is not built.
+        # exactly as that try went (to nothing), so it is not built. A pair of two singles
+        # neither of which was built is never built (each changes what the first try never
+        # read): only pairs with a built single are looked at, in the order of all pairs.
         first: tuple[set[str], set[Path]] | None = None
         read_by: dict[tuple[Path, str], tuple[set[str], set[Path]]] = {}
-        for combo in tries:
+        built: list[int] = []
+
+        def tries() -> Iterator[tuple[int, tuple[tuple[Knob, Any], ...]]]:
+            yield -1, ()
+            yield from ((i, (one,)) for i, one in enumerate(singles))
+            found = sorted({(min(b, o), max(b, o)) for b in built for o in range(len(singles)) if o != b})
+            yield from ((-1, (singles[i], singles[j])) for i, j in found)
+
+        for index, combo in tries():
             assignment = dict(start)
             for knob, value in combo:
                 assignment[knob.path] = value
@@ -713,6 +729,7 @@ class Analysis:
                 first = reads
             elif len(combo) == 1:
                 read_by[keys[0]] = reads
+                built.append(index)
             if found:
                 return assignment, found
         return None
@@ -838,7 +855,13 @@ class Analysis:
         return tree
 
     def _split(self, comp: Component, values: dict[str, Any], real: dict[str, Obj]) -> tuple[list[Knob], list[Knob]]:
-        """Transparent knobs that reproduce ``real`` when put back, and the rest (by bisection)."""
+        """Transparent knobs that reproduce ``real`` when put back, and the rest.
+
+        The rest is found from what a failing build shows: a knob whose placeholder its
+        build read but left out of the objects (a condition, a parse) or named in its error
+        is tried alone; once the others pass together, that is the answer. Only when a
+        failing build names no new suspect is the remainder bisected, as before.
+        """
 
         want = list(real.values())
         target = _blank(want, self.derived_at) if self.derived_at else want
@@ -849,17 +872,23 @@ class Analysis:
         # putting values back into it changes nothing: compared as it is
         plain = not _mentions_sentinel(want)
 
-        def ok(group: list[Knob], capture: bool = False) -> bool:
+        def ok(group: list[Knob], capture: bool = False, hints: set[Path] | None = None) -> bool:
+            """Do the knobs of ``group`` reproduce ``real`` as placeholders? With ``hints``, a
+            failing build adds the knobs it suspects (see above); with ``capture``, a passing
+            build is kept as the base build."""
             sent = Sentinels()
             vals = values
             for knob in group:
                 vals = assign(vals, knob.path, sent.make(knob, get(values, knob.path)))
-            tree = self._captured_tree(comp, vals) if capture else self.tree(comp, vals)
+            if hints is None:
+                tree = self._captured_tree(comp, vals) if capture else self.tree(comp, vals)
+            else:
+                tree = self._probe(comp, vals, sent, hints)
             if tree is None:
                 return False
             objs = list(tree.values())
             if len(objs) != len(want):  # an object is never a spliced block: back keeps the count
-                return False
+                return self._suspects(tree, sent, hints)
             for i, obj in enumerate(objs):  # object by object, stopping at the first difference
                 if plain and obj == want[i]:
                     continue
@@ -867,7 +896,7 @@ class Analysis:
                 for p in blanks.get(i, ()):  # back is a fresh copy: blank it in place
                     blank(back, p)
                 if back != target[i]:
-                    return False
+                    return self._suspects(tree, sent, hints)
             return True
 
         bad: list[Knob] = []
@@ -883,8 +912,61 @@ class Analysis:
             bisect(group[half:])
 
         candidates = [k for k in self.transparent if k.path[0] in self.seen]
-        bisect(candidates)
-        return self._settle(candidates, bad, ok)
+        good, bad = self._guided(candidates, ok, bisect, bad)
+        self.known_bad.update(k.path for k in bad)
+        return good, bad
+
+    def _guided(self, candidates: list[Knob], ok: Any, bisect: Callable[[list[Knob]], None], bad: list[Knob]) -> tuple[list[Knob], list[Knob]]:
+        """:meth:`_split`'s search: suspects first, bisection of the rest only when a failing
+        build names no new suspect; ``bad`` (filled by ``bisect``) kept in the candidates' order."""
+        order = {k.path: i for i, k in enumerate(candidates)}
+        tried: set[Path] = set()
+        hints = {p for p in self.known_bad if p in order}  # what broke other components' builds
+        while True:
+            good = [k for k in candidates if k not in bad]
+            if hints:  # suspects first: bisected among themselves (most of them are bad)
+                suspects = [k for k in good if k.path in hints and k.path not in tried]
+                tried.update(k.path for k in suspects)
+                bisect(suspects)
+                bad.sort(key=lambda k: order[k.path])
+                good = [k for k in candidates if k not in bad]
+            hints = set()
+            if ok(good, capture=True, hints=hints):
+                return good, bad
+            if not hints - tried:  # nothing more to go on: bisect what is left
+                self.captured = None
+                bisect(good)
+                bad.sort(key=lambda k: order[k.path])
+                return self._settle(candidates, bad, ok)
+
+    def _probe(self, comp: Component, values: dict[str, Any], sent: Sentinels, hints: set[Path]) -> dict[str, Obj] | None:
+        """``_captured_tree``, and on a failed build the knobs whose placeholder its error names."""
+        reads: tuple[set[str], set[Path]] = (set(), set())
+        self.captured = None
+        try:
+            tree = build_tree(comp, values, self.cluster, reads[0], self.context.get(comp.name), reads[1])
+        except Exception as exc:  # a builder fed placeholders may fail: its message may say which
+            hints.update(sent.knob[sid] for sid in SENTINEL.findall(str(exc)) if sid in sent.knob)
+            return None
+        finally:
+            self.seen |= reads[0]
+        if _text_of_block(tree):
+            hints.update(sent.knob[sid] for sid in _block_texts(tree) if sid in sent.knob)
+            return None
+        self.captured = (tree, *reads)
+        self.probe_reads = reads
+        return tree
+
+    def _suspects(self, tree: dict[str, Obj], sent: Sentinels, hints: set[Path] | None) -> bool:
+        """False, after adding to ``hints`` the knobs whose placeholder the build ``tree`` read
+        but holds nowhere (kept in a condition, parsed, hashed)."""
+        if hints is None:
+            return False
+        self.captured = None
+        present = set(SENTINEL.findall(repr(tree)))
+        seen, paths = self.probe_reads
+        hints.update(path for sid, path in sent.knob.items() if sid not in present and _may_read(seen, paths, path))
+        return False
 
     def _settle(self, candidates: list[Knob], bad: list[Knob], ok: Any) -> tuple[list[Knob], list[Knob]]:
         """(good, bad) once the good knobs pass ``ok`` together. In a pool body, knobs that pass
