@@ -39,11 +39,13 @@ from renderer.components.common import Obj
 from renderer.emit import helm_logic
 from renderer.emit.helm_values import (
     NODE,
+    POOL_ATTR,
     POOL_NAMES_READ,
     POOL_ONLY,
     POOLS_READ,
     REMOVE,
     Path,
+    Recorded,
     assign,
     get,
     model_of,
@@ -52,6 +54,7 @@ from renderer.emit.helm_values import (
     unwrap_sections,
 )
 from renderer.jsondata import clone
+from renderer.model import Pool
 
 SCALAR = "zzgrs{:05d}x"
 BLOCK = "zzgrb{:05d}x"
@@ -283,6 +286,11 @@ def _text_of_block(node: Any) -> bool:
 def _block_texts(node: Any) -> set[str]:
     """The block placeholders whose text (``"{'zzgrb00012x': ..."``) a string in ``node`` holds."""
     return set(re.findall(r"'(zzgrb\d{5}x)'", repr(node)))
+
+
+def _reads() -> tuple[Recorded, Recorded]:
+    """Fresh (sections, keys) read sets for a build whose own reads are told apart (``direct``)."""
+    return Recorded(), Recorded()
 
 
 def _empty(value: Any) -> bool:
@@ -615,6 +623,11 @@ class Analysis:
         self.base_reads: set[str] = set()
         """What the build of the component's base values read (sections and ``POOLS_READ``)."""
         self.base_paths: set[Path] = set()
+        self.base_direct: tuple[set[str], set[Path]] | None = None
+        """The part of those reads the builder made itself, not through the resolved pools
+        (whose attributes it read are ``POOL_ATTR`` paths in it)."""
+        self.base_pools: tuple[dict[str, Any], tuple[Pool, ...]] | None = None
+        """The base values and their resolved pools (for :meth:`_as_base`)."""
         """Which keys of those sections it read: ``(section, key)``, or ``(section,)`` for all."""
         self.base_ids: list[str] | None = None
         """The base build's object keys (``Kind/name``): variant trees are aligned to them."""
@@ -770,13 +783,20 @@ class Analysis:
             else:
                 fixed.add(knob.path)
         self.base_reads, self.base_paths = set(), set()
+        self.base_direct = None
         if self.captured is not None:  # _split built the base values last
             tree, reads, paths = self.captured
             self.base_reads |= reads
             self.base_paths |= paths
             base = self.masked[()] = self.mask(tree)
         else:
-            base = self.masked_tree(comp, base_values, [], self.base_reads, self.base_paths)
+            reads, paths = _reads()
+            base = self.masked_tree(comp, base_values, [], reads, paths)
+            self.base_reads |= reads
+            self.base_paths |= paths
+        if isinstance(reads, Recorded) and isinstance(paths, Recorded):
+            self.base_direct = (reads.direct - {POOLS_READ}, paths.direct)
+        self.base_pools = None
         assert base is not None
         self.base_ids = list(base)
         tpl = self._variants(comp, values, base_values, base, structural, sent, fixed, good)
@@ -848,7 +868,7 @@ class Analysis:
 
     def _captured_tree(self, comp: Component, values: dict[str, Any]) -> dict[str, Obj] | None:
         """``tree(comp, values)``, kept in ``captured`` with what it read (it may be the base build)."""
-        reads: tuple[set[str], set[Path]] = (set(), set())
+        reads = _reads()
         tree = self.tree(comp, values, *reads)
         self.seen |= reads[0]
         self.captured = None if tree is None else (tree, *reads)
@@ -941,7 +961,7 @@ class Analysis:
 
     def _probe(self, comp: Component, values: dict[str, Any], sent: Sentinels, hints: set[Path]) -> dict[str, Obj] | None:
         """``_captured_tree``, and on a failed build the knobs whose placeholder its error names."""
-        reads: tuple[set[str], set[Path]] = (set(), set())
+        reads = _reads()
         self.captured = None
         try:
             tree = build_tree(comp, values, self.cluster, reads[0], self.context.get(comp.name), reads[1])
@@ -1066,6 +1086,9 @@ class Analysis:
         per_alt: list[tuple[Any, dict[str, Obj], list[TPath]]] = []
         every = [on[0]]
         for label, setting in alts:
+            if self._as_base(knob, setting, base_values):
+                every.append((label, setting))  # as a build that changes nothing
+                continue
             tree = self.masked_tree(comp, base_values, [(knob, setting)])
             if tree is None:
                 self.unbuilt.add(knob.path)
@@ -1074,17 +1097,9 @@ class Analysis:
             if not tree:
                 off.append(label)
                 continue
-            found = diff(base, tree)
-            gone = [p for p in found if len(p) == 1 and p[0] in base and p[0] not in tree]
-            if gone:  # a base object this value leaves out: a gate on that object alone
-                for p in gone:
-                    kpaths = self.presence.setdefault(str(p[0]), [])
-                    if knob.path not in kpaths:
-                        kpaths.append(knob.path)
-                self.presence_on[knob.path] = every  # filled in as the loop goes: every value is tried
-                found = [p for p in found if p not in gone]
-                if not found:
-                    continue
+            found = self._not_gone(knob, base, tree, diff(base, tree), every)
+            if found is None:
+                continue
             if found:
                 per_alt.append((label, tree, found))
                 on.append((label, setting))
@@ -1103,6 +1118,20 @@ class Analysis:
         if paths:
             touched[knob.path] = paths
             on_values[knob.path] = on
+
+    def _not_gone(self, knob: Knob, base: dict[str, Obj], tree: dict[str, Obj], found: list[TPath], every: list[tuple[Any, Any]]) -> list[TPath] | None:
+        """``found`` without the base objects this value leaves out (each gets a gate on that
+        object alone); None when that was all."""
+        gone = [p for p in found if len(p) == 1 and p[0] in base and p[0] not in tree]
+        if not gone:
+            return found
+        for p in gone:
+            kpaths = self.presence.setdefault(str(p[0]), [])
+            if knob.path not in kpaths:
+                kpaths.append(knob.path)
+        self.presence_on[knob.path] = every  # filled in as the loop goes: every value is tried
+        found = [p for p in found if p not in gone]
+        return found or None
 
     def _presence(self, comp: Component, oid: str, kpaths: list[Path], knob_of: dict[Path, Knob], base_values: dict[str, Any]) -> Cond:
         """When the base object ``oid`` is there, over the knobs that can leave it out."""
@@ -1136,6 +1165,46 @@ class Analysis:
     def _atom(knob: Knob, label: Any) -> Atom:
         return Atom(knob.path, "eq", label) if knob.kind == "enum" else Atom(knob.path, "is", bool(label))
 
+
+    def _as_base(self, knob: Knob, setting: Any, base_values: dict[str, Any]) -> bool:
+        """Does the build with ``knob`` set to ``setting`` surely give the base build?
+
+        Yes when the builder never read the knob itself and every attribute of the resolved
+        pools it read is the same with that setting: a build is a function of what it reads
+        (the pool resolution reads more than the builder looks at: a pool's settings hide the
+        fleet's ``driver`` keys, and a builder that groups pools by runtime reads no image)."""
+        if self.base_direct is None or knob.kind == "pool":
+            return False
+        seen, paths = self.base_direct
+        if _may_read(seen, paths, knob.path):
+            return False
+        attrs = [p for p in paths if p[0] == POOL_ATTR]
+        parts = [p for p in paths if p[0].startswith(POOL_ATTR + "\x00")]
+        if self.base_pools is None or self.base_pools[0] is not base_values:
+            try:
+                self.base_pools = (base_values, model_of(base_values, self.cluster).pools)
+            except Exception:  # pragma: no cover - the base build resolved them
+                return False
+        try:
+            pools = model_of(self._apply(base_values, [(knob, setting)])[0], self.cluster).pools
+        except Exception:  # a setting the pools cannot be resolved with: the build fails
+            return False
+        old = {p.name: p for p in self.base_pools[1]}
+        new = {p.name: p for p in pools}
+        if list(old) != list(new):
+            return False
+        for _, name, attr in attrs:
+            if getattr(old[name], attr) != getattr(new[name], attr):
+                return False
+        for part in parts:
+            _, name, attr = part[0].split("\x00")[1:]
+            was, now = getattr(old[name], attr), getattr(new[name], attr)
+            if len(part) == 1:
+                if was != now:
+                    return False
+            elif was.get(part[1], MISSING) != now.get(part[1], MISSING):
+                return False
+        return True
 
     def _base_read(self, knob: Knob) -> bool:
         """Could the base build have read ``knob``'s value? (False only when it surely did not.)"""

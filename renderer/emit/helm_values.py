@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from renderer.driverimage import FAMILIES
 from renderer.model import Model, Pool
@@ -108,6 +108,64 @@ POOL_NAMES_READ = "\x00pool-names"
 """Put in ``Reads.seen`` when a build looks only at which pools there are and at their
 ``nodePools`` entries' ``resourceAllocation`` (``model.dra_pools`` with no DRA pool): no pool
 setting (``driver.pools.<pool>.<key>``) reaches it."""
+
+
+POOL_ATTR = "\x00pool-attr"
+"""``(POOL_ATTR, pool name, attribute)`` in the paths of a build with :class:`Recorded` paths:
+it read that attribute of that resolved pool (:class:`TrackedPool`)."""
+
+
+def pool_section(pool: str, attr: str) -> str:
+    """The section name under which a :class:`TrackedPool` records the keys of its ``values``
+    or ``driver`` that a build read."""
+    return f"{POOL_ATTR}\x00{pool}\x00{attr}"
+
+
+class Recorded(set[Any]):
+    """Reads (sections, or section keys) that also keeps, in ``direct``, the ones the builder
+    made itself: not those of resolving the pools (``muted`` meanwhile), which reach it only
+    as the resolved pools' attributes (recorded as ``POOL_ATTR`` paths)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.direct: set[Any] = set()
+        self.muted = False
+
+    def add(self, item: Any) -> None:
+        set.add(self, item)
+        if not self.muted:
+            self.direct.add(item)
+
+    def update(self, *others: Any) -> None:
+        for other in others:
+            items = list(other)
+            set.update(self, items)
+            if not self.muted:
+                self.direct.update(items)
+
+
+class TrackedPool:
+    """A resolved pool that records which of its attributes a build reads (into ``paths``); its
+    ``values`` and ``driver`` record the keys read (:class:`Section`)."""
+
+    __slots__ = ("_parts", "_paths", "_pool")
+
+    def __init__(self, pool: Pool, paths: set[Path]) -> None:
+        self._pool = pool
+        self._paths = paths
+        self._parts: dict[str, Section] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        pool: Pool = object.__getattribute__(self, "_pool")
+        value = getattr(pool, name)
+        if name in ("values", "driver") and isinstance(value, dict):
+            parts: dict[str, Section] = object.__getattribute__(self, "_parts")
+            part = parts.get(name)
+            if part is None:
+                part = parts[name] = Section(value, pool_section(pool.name, name), object.__getattribute__(self, "_paths"))
+            return part
+        object.__getattribute__(self, "_paths").add((POOL_ATTR, pool.name, name))
+        return value
 
 
 class Reads(dict[str, Any]):
@@ -374,7 +432,17 @@ def model_of(values: dict[str, Any], cluster: str, seen: set[str] | None = None,
         out = Reads(out, seen) if paths is None else DeepReads(out, seen, paths)
 
     def make() -> tuple[Pool, ...]:
-        return tuple(pool_from_facts(out, p, f) if isinstance(f, dict) else resolve_pool(out, p) for p, f in zip(node_pools, facts, strict=True))
+        recorded = [r for r in (seen, paths) if isinstance(r, Recorded)]
+        for r in recorded:
+            r.muted = True
+        try:
+            pools = tuple(pool_from_facts(out, p, f) if isinstance(f, dict) else resolve_pool(out, p) for p, f in zip(node_pools, facts, strict=True))
+        finally:
+            for r in recorded:
+                r.muted = False
+        if isinstance(paths, Recorded):
+            return cast("tuple[Pool, ...]", tuple(TrackedPool(p, paths) for p in pools))
+        return pools
 
     return _LazyPools(out, cluster, make, tuple(node_pools))
 
