@@ -63,6 +63,8 @@ HASHLIKE = re.compile(r"[0-9a-f]{8,}|[0-9]{6,}")
 Elem = str | tuple[str, str]
 TPath = tuple[Elem, ...]
 MAX_PRODUCT = 64
+FEW = 8
+"""Suspects of breaking placeholders up to this many are tried one by one, more are bisected."""
 
 POOLS: Path = ("driver", "pools")
 POOL = SCALAR.format(99999)
@@ -285,7 +287,17 @@ def _text_of_block(node: Any) -> bool:
 
 def _block_texts(node: Any) -> set[str]:
     """The block placeholders whose text (``"{'zzgrb00012x': ..."``) a string in ``node`` holds."""
-    return set(re.findall(r"'(zzgrb\d{5}x)'", repr(node)))
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str) and "'zzgrb" in item:
+            found.update(re.findall(r"'(zzgrb\d{5}x)'", item))
+    return found
 
 
 def _reads() -> tuple[Recorded, Recorded]:
@@ -878,47 +890,13 @@ class Analysis:
         """Transparent knobs that reproduce ``real`` when put back, and the rest.
 
         The rest is found from what a failing build shows: a knob whose placeholder its
-        build read but left out of the objects (a condition, a parse) or named in its error
-        is tried alone; once the others pass together, that is the answer. Only when a
-        failing build names no new suspect is the remainder bisected, as before.
+        build read but left out of the objects (a condition, a parse), that sits where an
+        object differs, or that its error or a stringified block names is tried alone (or,
+        with many suspects, they are bisected among themselves); once the others pass
+        together, that is the answer. Only when a failing build names no new suspect is the
+        remainder bisected, as before.
         """
-
-        want = list(real.values())
-        target = _blank(want, self.derived_at) if self.derived_at else want
-        blanks: dict[int, list[TPath]] = {}
-        for i, p in self.derived_at:
-            blanks.setdefault(i, []).append(p)
-        # an object equal to its real one holds no sentinel (the real ones hold none), so
-        # putting values back into it changes nothing: compared as it is
-        plain = not _mentions_sentinel(want)
-
-        def ok(group: list[Knob], capture: bool = False, hints: set[Path] | None = None) -> bool:
-            """Do the knobs of ``group`` reproduce ``real`` as placeholders? With ``hints``, a
-            failing build adds the knobs it suspects (see above); with ``capture``, a passing
-            build is kept as the base build."""
-            sent = Sentinels()
-            vals = values
-            for knob in group:
-                vals = assign(vals, knob.path, sent.make(knob, get(values, knob.path)))
-            if hints is None:
-                tree = self._captured_tree(comp, vals) if capture else self.tree(comp, vals)
-            else:
-                tree = self._probe(comp, vals, sent, hints)
-            if tree is None:
-                return False
-            objs = list(tree.values())
-            if len(objs) != len(want):  # an object is never a spliced block: back keeps the count
-                return self._suspects(tree, sent, hints)
-            for i, obj in enumerate(objs):  # object by object, stopping at the first difference
-                if plain and obj == want[i]:
-                    continue
-                back = sent.back(obj)
-                for p in blanks.get(i, ()):  # back is a fresh copy: blank it in place
-                    blank(back, p)
-                if back != target[i]:
-                    return self._suspects(tree, sent, hints)
-            return True
-
+        ok = _Check(self, comp, values, real)
         bad: list[Knob] = []
 
         def bisect(group: list[Knob]) -> None:
@@ -947,7 +925,10 @@ class Analysis:
             if hints:  # suspects first: bisected among themselves (most of them are bad)
                 suspects = [k for k in good if k.path in hints and k.path not in tried]
                 tried.update(k.path for k in suspects)
-                bisect(suspects)
+                if len(suspects) <= FEW:
+                    bad += [k for k in suspects if not ok([k])]
+                else:
+                    bisect(suspects)
                 bad.sort(key=lambda k: order[k.path])
                 good = [k for k in candidates if k not in bad]
             hints = set()
@@ -960,7 +941,10 @@ class Analysis:
                 return self._settle(candidates, bad, ok)
 
     def _probe(self, comp: Component, values: dict[str, Any], sent: Sentinels, hints: set[Path]) -> dict[str, Obj] | None:
-        """``_captured_tree``, and on a failed build the knobs whose placeholder its error names."""
+        """``_captured_tree``, and on a failed build the knobs whose placeholder its error names.
+
+        A tree with a block turned into text is returned too, for :meth:`_suspects`, but not
+        captured (``captured`` is None after it)."""
         reads = _reads()
         self.captured = None
         try:
@@ -970,11 +954,11 @@ class Analysis:
             return None
         finally:
             self.seen |= reads[0]
-        if _text_of_block(tree):
-            hints.update(sent.knob[sid] for sid in _block_texts(tree) if sid in sent.knob)
-            return None
-        self.captured = (tree, *reads)
         self.probe_reads = reads
+        if _text_of_block(tree):  # as good as a failed build: returned for its hints only
+            hints.update(sent.knob[sid] for sid in _block_texts(tree) if sid in sent.knob)
+            return tree
+        self.captured = (tree, *reads)
         return tree
 
     def _suspects(self, tree: dict[str, Obj], sent: Sentinels, hints: set[Path] | None) -> bool:
@@ -985,6 +969,9 @@ class Analysis:
         self.captured = None
         present = set(SENTINEL.findall(repr(tree)))
         seen, paths = self.probe_reads
+        if isinstance(seen, Recorded) and isinstance(paths, Recorded):
+            # what the builder read itself: resolving the pools reads whole sections
+            seen, paths = seen.direct - {POOLS_READ}, paths.direct
         hints.update(path for sid, path in sent.knob.items() if sid not in present and _may_read(seen, paths, path))
         return False
 
@@ -1331,6 +1318,68 @@ class Analysis:
             cubes = helm_logic.minimise(on, dc, domains)
             out.append((_dnf(knobs, cubes, domains), node))
         return out
+
+
+class _Check:
+    """``check(group)``: do the knobs of ``group``, as placeholders, reproduce ``real`` when
+    their values are put back (:meth:`Analysis._split`)? With ``hints``, a failing build adds
+    the knobs it suspects; with ``capture``, a passing build is kept as the base build."""
+
+    def __init__(self, analysis: Analysis, comp: Component, values: dict[str, Any], real: dict[str, Obj]) -> None:
+        self.analysis, self.comp, self.values, self.real = analysis, comp, values, real
+        self.want = list(real.values())
+        self.target = _blank(self.want, analysis.derived_at) if analysis.derived_at else self.want
+        self.blanks: dict[int, list[TPath]] = {}
+        for i, p in analysis.derived_at:
+            self.blanks.setdefault(i, []).append(p)
+        # an object equal to its real one holds no sentinel (the real ones hold none), so
+        # putting values back into it changes nothing: compared as it is
+        self.plain = not _mentions_sentinel(self.want)
+
+    def __call__(self, group: list[Knob], capture: bool = False, hints: set[Path] | None = None) -> bool:
+        an, comp, values = self.analysis, self.comp, self.values
+        sent = Sentinels()
+        vals = values
+        for knob in group:
+            vals = assign(vals, knob.path, sent.make(knob, get(values, knob.path)))
+        if hints is None:
+            tree = an._captured_tree(comp, vals) if capture else an.tree(comp, vals)
+        else:
+            tree = an._probe(comp, vals, sent, hints)
+            if tree is not None and an.captured is None:  # a block turned into text
+                return self.suspects(tree, sent, hints)
+        if tree is None:
+            return False
+        objs = list(tree.values())
+        if len(objs) != len(self.want):  # an object is never a spliced block: back keeps the count
+            return self.suspects(tree, sent, hints)
+        for i, obj in enumerate(objs):  # object by object, stopping at the first difference
+            if self.plain and obj == self.want[i]:
+                continue
+            if self.put_back(obj, sent, i) != self.target[i]:
+                return self.suspects(tree, sent, hints)
+        return True
+
+    def put_back(self, obj: Obj, sent: Sentinels, i: int) -> Obj:
+        back: Obj = sent.back(obj)
+        for p in self.blanks.get(i, ()):  # back is a fresh copy: blank it in place
+            blank(back, p)
+        return back
+
+    def suspects(self, tree: dict[str, Obj], sent: Sentinels, hints: set[Path] | None) -> bool:
+        """False, after adding to ``hints`` the knobs whose placeholder is where an object
+        differs (a mangled one) and those :meth:`Analysis._suspects` finds."""
+        if hints is None:
+            return False
+        ids = {sent.back(oid): oid for oid in tree}
+        for i, oid in enumerate(self.real):
+            if oid in ids and not (self.plain and tree[ids[oid]] == self.want[i]):
+                obj = tree[ids[oid]]
+                back = self.put_back(obj, sent, i)
+                if back != self.target[i]:
+                    near = [tget(obj, q) for q in diff(back, self.target[i])]
+                    hints.update(sent.knob[sid] for sid in SENTINEL.findall(repr(near)) if sid in sent.knob)
+        return self.analysis._suspects(tree, sent, hints)
 
 
 def _put_ref(node: Any, path: TPath, ref: Ref, expect: Any) -> None:
