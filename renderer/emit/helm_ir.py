@@ -50,6 +50,7 @@ from renderer.emit.helm_values import (
     get,
     model_of,
     pool_names,
+    pool_of,
     pool_schema,
     unwrap_sections,
 )
@@ -1172,12 +1173,16 @@ class Analysis:
                 self.base_pools = (base_values, model_of(base_values, self.cluster).pools)
             except Exception:  # pragma: no cover - the base build resolved them
                 return False
+        old = {p.name: p for p in self.base_pools[1]}
+        vals = self._apply(base_values, [(knob, setting)])[0]
         try:
-            pools = model_of(self._apply(base_values, [(knob, setting)])[0], self.cluster).pools
+            if _in_pool(knob.path):  # a pool's own setting: only that pool can change
+                found = pool_of(vals, self.cluster, knob.path[2])
+                new = {**old, knob.path[2]: found} if found is not None and knob.path[2] in old else {}
+            else:
+                new = {p.name: p for p in model_of(vals, self.cluster).pools}
         except Exception:  # a setting the pools cannot be resolved with: the build fails
             return False
-        old = {p.name: p for p in self.base_pools[1]}
-        new = {p.name: p for p in pools}
         if list(old) != list(new):
             return False
         for _, name, attr in attrs:

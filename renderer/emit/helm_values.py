@@ -444,7 +444,22 @@ def model_of(values: dict[str, Any], cluster: str, seen: set[str] | None = None,
             return cast("tuple[Pool, ...]", tuple(TrackedPool(p, paths) for p in pools))
         return pools
 
-    return _LazyPools(out, cluster, make, tuple(node_pools))
+    def one(name: str) -> Pool | None:
+        for p, f in zip(node_pools, facts, strict=True):
+            if p.get("name") == name:
+                return pool_from_facts(out, p, f) if isinstance(f, dict) else resolve_pool(out, p)
+        return None
+
+    model = _LazyPools(out, cluster, make, tuple(node_pools))
+    object.__setattr__(model, "_one", one)
+    return model
+
+
+def pool_of(values: dict[str, Any], cluster: str, name: str) -> Pool | None:
+    """The pool ``name`` of ``model_of(values, cluster).pools`` (None when it has none of that
+    name), resolving only that one."""
+    one: Callable[[str], Pool | None] = model_of(values, cluster)._one  # type: ignore[attr-defined]
+    return one(name)
 
 
 class _LazyPools(Model):
