@@ -66,6 +66,10 @@ TPath = tuple[Elem, ...]
 MAX_PRODUCT = 64
 FEW = 8
 """Suspects of breaking placeholders up to this many are tried one by one, more are bisected."""
+SHORTCUTS = True
+"""Build only what the reads and the failing builds say can matter (:meth:`Analysis._guided`,
+:meth:`Analysis._as_base`). Off, the analysis bisects every candidate and builds every variant
+(tests/test_helm_chart.py checks that both give the same templates)."""
 
 POOLS: Path = ("driver", "pools")
 POOL = SCALAR.format(99999)
@@ -918,6 +922,9 @@ class Analysis:
     def _guided(self, candidates: list[Knob], ok: Any, bisect: Callable[[list[Knob]], None], bad: list[Knob]) -> tuple[list[Knob], list[Knob]]:
         """:meth:`_split`'s search: suspects first, bisection of the rest only when a failing
         build names no new suspect; ``bad`` (filled by ``bisect``) kept in the candidates' order."""
+        if not SHORTCUTS:
+            bisect(candidates)
+            return self._settle(candidates, bad, ok)
         order = {k.path: i for i, k in enumerate(candidates)}
         tried: set[Path] = set()
         hints = {p for p in self.known_bad if p in order}  # what broke other components' builds
@@ -1161,7 +1168,7 @@ class Analysis:
         pools it read is the same with that setting: a build is a function of what it reads
         (the pool resolution reads more than the builder looks at: a pool's settings hide the
         fleet's ``driver`` keys, and a builder that groups pools by runtime reads no image)."""
-        if self.base_direct is None or knob.kind == "pool":
+        if not SHORTCUTS or self.base_direct is None or knob.kind == "pool":
             return False
         seen, paths = self.base_direct
         if _may_read(seen, paths, knob.path):
