@@ -640,6 +640,8 @@ class Analysis:
         self.base_reads: set[str] = set()
         """What the build of the component's base values read (sections and ``POOLS_READ``)."""
         self.base_paths: set[Path] = set()
+        self.raw_base: dict[str, Obj] | None = None
+        """The base build of the component being analysed as built (before ``mask``)."""
         self.base_direct: tuple[set[str], set[Path]] | None = None
         """The part of those reads the builder made itself, not through the resolved pools
         (whose attributes it read are ``POOL_ATTR`` paths in it)."""
@@ -661,8 +663,11 @@ class Analysis:
         except Exception:  # a builder fed placeholders may fail: that knob is not transparent
             return None
         # a builder that turned a placeholder collection into text (str() of a list) made
-        # something no template can say: as good as a failed build
-        return None if _text_of_block(tree) else tree
+        # something no template can say: as good as a failed build. An object equal to the
+        # base build's (which has none) is not walked again.
+        like = self.raw_base
+        changed = tree if like is None else [obj for oid, obj in tree.items() if like.get(oid) != obj]
+        return None if _text_of_block(changed) else tree
 
     def masked_tree(
         self,
@@ -765,6 +770,7 @@ class Analysis:
         return None
 
     def analyse(self, comp: Component) -> Template | None:
+        self.raw_base = None
         self.seen = set()
         self.masked = {}
         self.captured = None
@@ -805,10 +811,14 @@ class Analysis:
             tree, reads, paths = self.captured
             self.base_reads |= reads
             self.base_paths |= paths
+            self.raw_base = clone(tree)
             base = self.masked[()] = self.mask(tree)
         else:
             reads, paths = _reads()
-            base = self.masked_tree(comp, base_values, [], reads, paths)
+            raw = self.tree(comp, base_values, reads, paths)
+            self.raw_base = clone(raw) if raw is not None else None
+            base = self.masked[()] = self.align(self.mask(raw))
+            self.seen |= reads
             self.base_reads |= reads
             self.base_paths |= paths
         if isinstance(reads, Recorded) and isinstance(paths, Recorded):
