@@ -6,7 +6,7 @@ self-check parses every emitted YAML file back and compares it with what was mea
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 
 from renderer.components import COMPONENTS
 from renderer.components.common import Obj
@@ -36,11 +36,12 @@ def objects(model: Model, memo: Memo | None = None) -> Objects:
     return finish(model, out)
 
 
-def finish(model: Model, objs: Objects) -> Objects:
-    """What every render does to built objects (the chart emitter applies it per component)."""
+def finish(model: Model, objs: Objects, bound: Container[tuple[str, str]] | None = None) -> Objects:
+    """What every render does to built objects (the chart emitter applies it per component;
+    ``bound``: the ServiceAccounts bound anywhere, when ``objs`` is not the whole render)."""
     from renderer import security, waves
 
-    return waves.annotate_all(security.harden(model, objs, {comp.name: comp.key for comp in COMPONENTS}))
+    return waves.annotate_all(security.harden(model, objs, {comp.name: comp.key for comp in COMPONENTS}, bound))
 
 
 def render(inputs: Inputs) -> dict[str, str]:

@@ -317,9 +317,6 @@ def _empty(value: Any) -> bool:
 # --- building and comparing ----------------------------------------------------------
 
 
-CONTEXT = "\x00context"
-
-
 def build_tree(
     comp: Component,
     values: dict[str, Any],
@@ -335,22 +332,23 @@ def build_tree(
     records which sections and keys of them it read (:class:`helm_values.DeepReads`).
     """
     from renderer.render import finish
+    from renderer.security import bound_service_accounts
 
     model = model_of(values, cluster, seen, paths if seen is not None else None)
     if not comp.enabled(model):
         return {}
     objs: dict[str, list[Obj]] = {comp.name: comp.build(model)}
-    if context:
-        objs[CONTEXT] = [_rebind(b, model.namespace) for b in context]
-    built = finish(model, objs).get(comp.name) or []
+    bound = bound_service_accounts(objs)
+    if context:  # only the ServiceAccounts the other components bind: their objects are not finished
+        namespace = model.namespace
+        for binding in context:
+            for subject in binding.get("subjects") or []:
+                if subject.get("kind") == "ServiceAccount":
+                    bound.add((namespace if subject.get("namespace") else "", str(subject.get("name"))))
+    built = finish(model, objs, bound).get(comp.name) or []
     if paths is not None and seen is not None:
         built = unwrap_sections(built)
     return {f"{o['kind']}/{o['metadata']['name']}": o for o in built}
-
-
-def _rebind(binding: Obj, namespace: str) -> Obj:
-    subjects = [{**s, "namespace": namespace} if s.get("namespace") else s for s in binding.get("subjects") or []]
-    return {"kind": binding["kind"], "apiVersion": binding.get("apiVersion"), "metadata": dict(binding.get("metadata") or {}), "subjects": subjects}
 
 
 class Sentinels:
