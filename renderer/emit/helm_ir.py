@@ -643,6 +643,8 @@ class Analysis:
         self.base_direct: tuple[set[str], set[Path]] | None = None
         """The part of those reads the builder made itself, not through the resolved pools
         (whose attributes it read are ``POOL_ATTR`` paths in it)."""
+        self.base_attrs: tuple[list[Path], list[Path]] | None = None
+        """The ``POOL_ATTR`` paths of ``base_direct``: attributes, and keys of ``values``/``driver``."""
         self.base_pools: tuple[dict[str, Any], tuple[Pool, ...]] | None = None
         """The base values and their resolved pools (for :meth:`_as_base`)."""
         """Which keys of those sections it read: ``(section, key)``, or ``(section,)`` for all."""
@@ -822,6 +824,7 @@ class Analysis:
         if isinstance(reads, Recorded) and isinstance(paths, Recorded):
             self.base_direct = (reads.direct - {POOLS_READ}, paths.direct)
         self.base_pools = None
+        self.base_attrs = None
         assert base is not None
         self.base_ids = list(base)
         tpl = self._variants(comp, values, base_values, base, structural, sent, fixed, good)
@@ -1181,8 +1184,9 @@ class Analysis:
         seen, paths = self.base_direct
         if _may_read(seen, paths, knob.path):
             return False
-        attrs = [p for p in paths if p[0] == POOL_ATTR]
-        parts = [p for p in paths if p[0].startswith(POOL_ATTR + "\x00")]
+        if self.base_attrs is None:
+            self.base_attrs = [p for p in paths if p[0] == POOL_ATTR], [p for p in paths if p[0].startswith(POOL_ATTR + "\x00")]
+        attrs, parts = self.base_attrs
         if self.base_pools is None or self.base_pools[0] is not base_values:
             try:
                 self.base_pools = (base_values, model_of(base_values, self.cluster).pools)
