@@ -41,18 +41,18 @@ def count_builds(model: Any) -> collections.Counter[str]:
     counts: collections.Counter[str] = collections.Counter()
 
     def counting(*args: Any, **kwargs: Any) -> Any:
-        frame = sys._getframe(1)
+        frame: Any = sys._getframe(1)
         while frame is not None and frame.f_code.co_name not in PHASES:
             frame = frame.f_back
         counts[frame.f_code.co_name if frame is not None else "other"] += 1
         return real(*args, **kwargs)
 
-    helm_ir.build_tree = counting  # type: ignore[assignment]
+    helm_ir.build_tree = counting
     try:
         cold()
         helm.templates_for(model)
     finally:
-        helm_ir.build_tree = real  # type: ignore[assignment]
+        helm_ir.build_tree = real
     return counts
 
 
