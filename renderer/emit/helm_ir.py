@@ -64,8 +64,9 @@ HASHLIKE = re.compile(r"[0-9a-f]{8,}|[0-9]{6,}")
 Elem = str | tuple[str, str]
 TPath = tuple[Elem, ...]
 MAX_PRODUCT = 64
-FEW = 8
-"""Suspects of breaking placeholders up to this many are tried one by one, more are bisected."""
+FEW = 16
+"""Suspects of breaking placeholders up to this many are tried one by one (most suspects are
+bad, where bisection pays twice), more are bisected."""
 SHORTCUTS = True
 """Build only what the reads and the failing builds say can matter (:meth:`Analysis._guided`,
 :meth:`Analysis._as_base`). Off, the analysis bisects every candidate and builds every variant
