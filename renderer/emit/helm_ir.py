@@ -939,6 +939,7 @@ class Analysis:
             return self._settle(candidates, bad, ok)
         order = {k.path: i for i, k in enumerate(candidates)}
         tried: set[Path] = set()
+        emptied = False
         hints = {p for p in self.known_bad if p in order}  # what broke other components' builds
         while True:
             good = [k for k in candidates if k not in bad]
@@ -954,6 +955,11 @@ class Analysis:
             hints = set()
             if ok(good, capture=True, hints=hints):
                 return good, bad
+            if not hints - tried and not emptied:
+                # nothing to go on: an empty value the builder read comes first (a placeholder
+                # is not empty, so `if x:` took the other way)
+                emptied = True
+                hints = {k.path for k in good if k.path not in tried and _empty(get(ok.values, k.path)) and self._read_itself(k.path)}
             if not hints - tried:  # nothing more to go on: bisect what is left
                 self.captured = None
                 bisect(good)
@@ -981,6 +987,13 @@ class Analysis:
         self.captured = (tree, *reads)
         return tree
 
+    def _read_itself(self, path: Path) -> bool:
+        """Could the builder of the last probe have read ``path`` itself (not by resolving pools)?"""
+        seen, paths = self.probe_reads
+        if isinstance(seen, Recorded) and isinstance(paths, Recorded):
+            seen, paths = seen.direct - {POOLS_READ}, paths.direct
+        return _may_read(seen, paths, path)
+
     def _suspects(self, tree: dict[str, Obj], sent: Sentinels, hints: set[Path] | None) -> bool:
         """False, after adding to ``hints`` the knobs whose placeholder the build ``tree`` read
         but holds nowhere (kept in a condition, parsed, hashed)."""
@@ -988,11 +1001,8 @@ class Analysis:
             return False
         self.captured = None
         present = set(SENTINEL.findall(repr(tree)))
-        seen, paths = self.probe_reads
-        if isinstance(seen, Recorded) and isinstance(paths, Recorded):
-            # what the builder read itself: resolving the pools reads whole sections
-            seen, paths = seen.direct - {POOLS_READ}, paths.direct
-        hints.update(path for sid, path in sent.knob.items() if sid not in present and _may_read(seen, paths, path))
+        # what the builder read itself: resolving the pools reads whole sections
+        hints.update(path for sid, path in sent.knob.items() if sid not in present and self._read_itself(path))
         return False
 
     def _settle(self, candidates: list[Knob], bad: list[Knob], ok: Any) -> tuple[list[Knob], list[Knob]]:
