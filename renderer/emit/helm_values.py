@@ -450,26 +450,38 @@ def model_of(values: dict[str, Any], cluster: str, seen: set[str] | None = None,
                 return pool_from_facts(out, p, f) if isinstance(f, dict) else resolve_pool(out, p)
         return None
 
-    model = _LazyPools(out, cluster, make, tuple(node_pools))
-    object.__setattr__(model, "_one", one)
-    return model
+    return _LazyPools(out, cluster, make, tuple(node_pools), one)
 
 
 def pool_of(values: dict[str, Any], cluster: str, name: str) -> Pool | None:
     """The pool ``name`` of ``model_of(values, cluster).pools`` (None when it has none of that
     name), resolving only that one."""
-    one: Callable[[str], Pool | None] = model_of(values, cluster)._one  # type: ignore[attr-defined]
-    return one(name)
+    model = model_of(values, cluster)
+    assert isinstance(model, _LazyPools)
+    return model.pool_named(name)
 
 
 class _LazyPools(Model):
     """A model that resolves its pools on first use: most components never look at them."""
 
-    def __init__(self, values: dict[str, Any], cluster: str, make: Callable[[], tuple[Pool, ...]], raw: tuple[dict[str, Any], ...]) -> None:
+    def __init__(
+        self,
+        values: dict[str, Any],
+        cluster: str,
+        make: Callable[[], tuple[Pool, ...]],
+        raw: tuple[dict[str, Any], ...],
+        one: Callable[[str], Pool | None],
+    ) -> None:
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "cluster", cluster)
         object.__setattr__(self, "_make", make)
         object.__setattr__(self, "_raw", raw)
+        object.__setattr__(self, "_one", one)
+
+    def pool_named(self, name: str) -> Pool | None:
+        """The pool ``name`` resolved alone (not kept: ``pools`` resolves them all)."""
+        one: Callable[[str], Pool | None] = self._one  # type: ignore[attr-defined]
+        return one(name)
 
     @property
     def dra_pools(self) -> tuple[Pool, ...]:
