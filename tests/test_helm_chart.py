@@ -360,6 +360,34 @@ def test_conditions_are_minimal_example() -> None:
     assert _shape(files)["longest_cond"] <= WIDTH
 
 
+def test_templates_use_the_idioms_of_hand_written_charts_example() -> None:
+    files = render(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
+    tpl = files[f"{CHART}/templates/dcgm-exporter.yaml"]
+    helpers = files[f"{CHART}/templates/_helpers.tpl"]
+    # labels from one parameterised named template, the values' labels passed in
+    assert '{{- include "gpu-stack.appLabels" (dict "app" "nvidia-dcgm-exporter" "extra" .Values.daemonsets.labels) | nindent 4 }}' in tpl
+    assert '{{- define "gpu-stack.appLabels" -}}' in helpers
+    # one lint exemption per check, each behind its own condition
+    assert "{{- if .Values.dcgmExporter.hostPID }}\n    gpu-render.dev/lint-exempt.host-pid: " in tpl
+    # the ServiceMonitor endpoint is one item (matched by its port); the boolean is the field
+    assert tpl.count("- port: gpu-metrics") == 1
+    assert "honorLabels: {{ .Values.dcgmExporter.serviceMonitor.honorLabels }}" in tpl
+    # a field that is `a or b` of two booleans stays a condition, never a reference to one of them
+    assert "{{- if or .Values.dcgmExporter.enablePodLabels .Values.dcgmExporter.enablePodUID }}\n      automountServiceAccountToken: true" in tpl
+    # values spliced among fixed entries: one line each
+    assert "    {{- with .Values.daemonsets.annotations }}{{ toYaml . | nindent 4 }}{{ end }}\n" in tpl
+    # the config manager sidecar of three components: one named template, the signalled process a parameter
+    for comp, process in (("device-plugin", "nvidia-device-plugin"), ("gpu-feature-discovery", "gpu-feature-discovery"), ("mps-control-daemon", "mps-control-daemon")):
+        text = files[f"{CHART}/templates/{comp}.yaml"]
+        assert f'{{{{- include "gpu-stack.config-manager" (dict "processToSignal" "{process}" "Values" .Values) | nindent 8 }}}}' in text
+    assert "      value: {{ .processToSignal | quote }}\n" in helpers
+    driver = files[f"{CHART}/templates/driver.yaml"]
+    # the pool DaemonSet's name, chosen among six forms, is computed once and used six times (name, labels, selector)
+    assert driver.count('{{- $metadataName := "" }}') == 1 and driver.count("{{ $metadataName | quote }}") == 6
+    # a boolean whose "true"/"false" is an env value
+    assert "value: {{ $pool.upgradePolicy.gpuPodDeletion.force | quote }}" in driver
+
+
 def test_minimise_uses_dont_cares_and_domains() -> None:
     both = (True, False)
     # a or b over (a, b, c): c never matters

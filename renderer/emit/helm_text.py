@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -37,6 +38,8 @@ from renderer.emit.helm_ir import (
 from renderer.emit.helm_values import Path
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+CHART = "gpu-stack"
+"""The chart's name (its named templates are ``<chart>.<name>``)."""
 
 
 _SCOPE: list[str] = []
@@ -138,6 +141,24 @@ class Out:
         else:
             self.text("{{ " + call + f" | indent {ind}" + " }}")
 
+    def include_call(self, call: str, ind: int) -> None:
+        """``call`` (an ``include`` with its arguments) indented by ``ind``, in place of the node."""
+        if self.can_trim():
+            self.parts.append(" " * ind + "{{- " + call + f" | nindent {ind}" + " }}\n")
+        else:
+            self.text("{{ " + call + f" | indent {ind}" + " }}")
+
+    def splice(self, source: str, expr: str, ind: int) -> None:
+        """Entries or items of a values collection among fixed ones, left out when it is empty:
+        ``{{- with x }}{{ toYaml . | nindent N }}{{ end }}`` on one line (it trims the newline
+        before it; the newline after it ends the inserted lines)."""
+        if self.can_trim():
+            self.parts.append(" " * ind + "{{- with " + source + " }}{{ " + expr + f" | nindent {ind}" + " }}{{ end }}\n")
+            return
+        self.ctl("with " + source, ind)
+        self.yaml(expr, ind)
+        self.ctl("end", ind)
+
     def text(self, line: str) -> None:
         self.parts.append(self.prefix + line + "\n")
         self.prefix = ""
@@ -228,7 +249,16 @@ def _interp_json(node: Interp) -> str:
     return "{{ list " + " ".join(parts) + ' | join "" | toJson }}'
 
 
+@dataclass(frozen=True)
+class Param:
+    """A literal of a named template's body that differs between its uses: ``{{ .<name> }}``."""
+
+    name: str
+
+
 def _scalar(node: Any) -> str | None:
+    if isinstance(node, Param):
+        return "{{ ." + node.name + " | quote }}"
     if isinstance(node, Derived):
         if _SCOPE and _SCOPE[-1] in node.key:  # one per pool: keyed by the pool's name
             key = json.dumps(node.key.replace("%", "%%").replace(_SCOPE[-1], "%s"))
@@ -268,24 +298,73 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
     while i < len(items):
         key, val = items[i]
         if isinstance(key, Splice):
-            out.ctl("with " + values_expr(key.path), ind)
-            out.yaml("toYaml .", ind)
-            out.ctl("end", ind)
+            out.splice(values_expr(key.path), "toYaml .", ind)
+        elif isinstance(val, Variant) and repr(val) in _VARS:
+            out.text(f"{pad}{_key(key)}: {{{{ ${_VARS[repr(val)]} | quote }}}}")
         elif isinstance(val, Variant):
             # neighbours switched by the same conditions share one if/else
             run = [items[i]]
-            while i + 1 < len(items) and not isinstance(items[i + 1][0], Splice) and _conds(items[i + 1][1]) == _conds(val):
+            while i + 1 < len(items) and not isinstance(items[i + 1][0], Splice) and _conds(items[i + 1][1]) == _conds(val) and repr(items[i + 1][1]) not in _VARS:
                 i += 1
                 run.append(items[i])
             merged = Variant([(cond, [(k, v.cases[j][1]) for k, v in run]) for j, (cond, _) in enumerate(val.cases)])
             _variant(out, merged, lambda case: emit_entries(out, {k: c for k, c in case if c is not MISSING}, ind), ind)
+        elif key == "labels" and isinstance(val, dict) and (labels := _labels_call(val)) is not None:
+            out.text(f"{pad}labels:")
+            out.include_call(_wrap_call(labels[0], ind + 2), ind + 2)
+            emit_entries(out, labels[1], ind + 2)
         else:
-            name = out.helpers.use(("entry", key, val)) if out.helpers else None
-            if name is not None:
-                out.include(name, ind)
+            call = out.helpers.call(("entry", key, val), ind) if out.helpers else None
+            if call is not None:
+                out.include_call(call, ind)
             else:
                 emit_entry(out, key, val, ind, pad)
         i += 1
+
+
+APP_LABELS = "appLabels"
+"""The named template (renderer/data/chart_helpers.tpl) printing what ``common.labels(app,
+component)`` builds: ``app``, ``app.kubernetes.io/name``, ``part-of``, ``component``, ``managed-by``,
+then an ``extra`` map (``daemonsets.labels``) when the labels end with one."""
+_APP_KEYS = ("app", "app.kubernetes.io/name", "app.kubernetes.io/part-of")
+
+
+def _plain(text: Any) -> bool:
+    """A literal string YAML reads back as that string without quotes."""
+    return isinstance(text, str) and bool(text) and _dump_one("k", text, False) == (f"k: {text}",)
+
+
+def _labels_call(node: dict[Any, Any]) -> tuple[list[str], dict[Any, Any]] | None:
+    """``include`` arguments for the labels ``common.labels`` builds at the head of ``node``, and
+    the entries after them; None when the head is not those labels (or not literal)."""
+    items = list(node.items())
+    head = [k for k, _ in items[:3]]
+    if tuple(head) != _APP_KEYS or not _plain(items[0][1]) or items[1][1] != items[0][1] or items[2][1] != "gpu-stack":
+        return None
+    args = ['"app"', json.dumps(items[0][1])]
+    rest = items[3:]
+    if rest and rest[0][0] == "app.kubernetes.io/component":
+        if not _plain(rest[0][1]):
+            return None
+        args += ['"component"', json.dumps(rest[0][1])]
+        rest = rest[1:]
+    if not rest or rest[0] != ("app.kubernetes.io/managed-by", "gpu-render"):
+        return None
+    rest = rest[1:]
+    if len(rest) == 1 and isinstance(rest[0][0], Splice):
+        args += ['"extra"', values_expr(rest[0][0].path)]
+        rest = []
+    return args, dict(rest)
+
+
+def _wrap_call(args: list[str], ind: int) -> str:
+    """``include "<chart>.appLabels" (dict ...)``, its pairs one per line when one line is too long."""
+    one = f'include "{CHART}.{APP_LABELS}" (dict ' + " ".join(args) + ")"
+    if ind + len(one) + 20 <= WIDTH:
+        return one
+    pad = "\n" + " " * (ind + 4)
+    pairs = [f"{args[i]} {args[i + 1]}" for i in range(0, len(args), 2)]
+    return f'include "{CHART}.{APP_LABELS}" (dict' + "".join(pad + p for p in pairs) + ")"
 
 
 def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
@@ -300,9 +379,7 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
         out.ctl(wrapped("if", tuple((Atom(p, "is", True),) for p in val.paths), ind), ind)
         out.text(f"{pad}{k}:")
         for path in val.paths:
-            out.ctl("with " + values_expr(path), ind + 2)
-            out.yaml("toYaml .", ind + 2)
-            out.ctl("end", ind + 2)
+            out.splice(values_expr(path), "toYaml .", ind + 2)
         out.ctl("end", ind)
         return
     scalar = _scalar(val)
@@ -338,16 +415,15 @@ def emit_items(out: Out, items: list[Any], ind: int) -> None:
             emit_items(out, [i for i in item if i is not MISSING], ind)
             continue
         if isinstance(item, Splice):
-            out.ctl("with " + values_expr(item.path), ind)
-            expr = "list ." if item.is_map else "."
-            out.yaml("toYaml (" + expr + ")", ind)
-            out.ctl("end", ind)
+            out.splice(values_expr(item.path), "toYaml (list .)" if item.is_map else "toYaml .", ind)
+        elif isinstance(item, Variant) and repr(item) in _VARS:
+            out.text(f"{pad}- {{{{ ${_VARS[repr(item)]} | quote }}}}")
         elif isinstance(item, Variant):
             _variant(out, item, lambda case: emit_items(out, [case], ind), ind)
         else:
-            name = out.helpers.use(("item", "", item)) if out.helpers and isinstance(item, dict) else None
-            if name is not None:
-                out.include(name, ind)
+            call = out.helpers.call(("item", "", item), ind) if out.helpers and isinstance(item, dict) else None
+            if call is not None:
+                out.include_call(call, ind)
             else:
                 emit_item(out, item, ind, pad)
 
@@ -431,6 +507,10 @@ def _variant(out: Out, node: Variant, emit: Any, ind: int = 0) -> None:
 
 HELPER_LINES = 4
 """Smallest repeated node (printed lines) that becomes a named template."""
+PARAM_LEAVES = 12
+"""Fewest literal strings a node needs to become a named template with parameters."""
+MAX_PARAMS = 2
+"""Most literals a parameterised named template takes as parameters."""
 
 Site = tuple[str, str, Any]
 """A node that may become a named template: ("entry", key, value) or ("item", "", item)."""
@@ -449,9 +529,15 @@ def _sites(node: Any) -> Iterator[Site]:
             yield from _sites(val)
     elif isinstance(node, list):
         for item in node:
-            if isinstance(item, dict) and item:
-                yield ("item", "", item)
+            for one in _cases(item):
+                if isinstance(one, dict) and one:
+                    yield ("item", "", one)
             yield from _sites(item)
+
+
+def _cases(item: Any) -> list[Any]:
+    """A list item, or the cases of a variant item (each printed as an item)."""
+    return [case for _, case in item.cases] if isinstance(item, Variant) else [item]
 
 
 class _Interner:
@@ -498,13 +584,15 @@ class Helpers:
     at indent 0, so it is the same text wherever it goes.
     """
 
-    RESERVED = frozenset({"name", "chart", "labels", "selectorLabels"})
+    RESERVED = frozenset({"name", "chart", "labels", "selectorLabels", APP_LABELS})
     """Names the chart's own helpers (renderer/data/chart_helpers.tpl) use."""
 
     def __init__(self, chart: str, templates: list[Template]) -> None:
         self.chart = chart
         self.names: dict[FP, str] = {}
         self.sites: dict[FP, Site] = {}
+        self.defines: set[FP] = set()
+        """The uses whose site is printed as the body (of a parameterised template, one per name)."""
         self.defining: FP | None = None
         self.intern = _Interner()
         where: dict[FP, list[str]] = {}
@@ -541,6 +629,70 @@ class Helpers:
             taken.add(name)
             self.names[fp] = f"{chart}.{name}"
             self.sites[fp] = first[fp]
+        self.args: dict[FP, list[tuple[str, str]]] = {}
+        """Of a use of a parameterised named template: (parameter, literal) in the body's order."""
+        self._parameterised(templates, set(chosen), taken)
+
+    def _parameterised(self, templates: list[Template], exact: set[FP], taken: set[str]) -> None:
+        """Nodes of two or more components that differ only in one or two literal strings (the
+        config manager sidecar: the process it signals) become one named template with those
+        literals as parameters, ``include "<chart>.x" (dict "param" "literal" "Values" .Values)``."""
+        shapes = _Shapes()
+        groups: dict[tuple[str, str, int], list[tuple[str, Site]]] = {}
+        pools = {tpl.pool_key for tpl in templates if tpl.pool_key}
+        for tpl in templates:
+            for node in _nodes(tpl):
+                for site in _sites(node):
+                    if _fingerprint(site, self.intern) in exact or not _has_action(site[2]) or _reads_pool(site[2], pools):
+                        continue
+                    num, leaves = shapes.of(site[2])
+                    if len(leaves) >= PARAM_LEAVES:
+                        groups.setdefault((site[0], site[1], num), []).append((tpl.name, site))
+        done: set[int] = set()  # nodes inside a chosen one: printed by its body
+        ranked = sorted(groups.values(), key=lambda g: -len(shapes.of(g[0][1][2])[1]))
+        for members in ranked:
+            if len({t for t, _ in members}) < 2:
+                continue
+            members = [(t, site) for t, site in members if id(site[2]) not in done]
+            texts = [shapes.of(site[2])[1] for _, site in members]
+            differ = [i for i in range(len(texts[0])) if len({ls[i] for ls in texts}) > 1]
+            if len({t for t, _ in members}) < 2 or not 1 <= len(differ) <= MAX_PARAMS:
+                continue
+            kind, key, node = members[0][1]
+            params = _param_names(node, differ, shapes)
+            if params is None or Helpers._lines(members[0][1]) < HELPER_LINES:
+                continue
+            base = key if kind == "entry" else str(node.get("name") or "item").lower()
+            base = re.sub(r"[^A-Za-z0-9]+", "-", base).strip("-") or "item"
+            name, k = base, 1
+            while name in taken:
+                k += 1
+                name = f"{base}-{k}"
+            taken.add(name)
+            body = shapes.substitute(node, dict(zip(differ, params, strict=True)))
+            fp0 = _fingerprint(members[0][1], self.intern)
+            self.names[fp0] = f"{self.chart}.{name}"
+            self.sites[fp0] = (kind, key, body)
+            for (_, site), ls in zip(members, texts, strict=True):
+                fp = _fingerprint(site, self.intern)
+                self.names[fp] = self.names[fp0]
+                self.args[fp] = [(p, ls[i]) for i, p in zip(differ, params, strict=True)]
+                done.update(_ids(site[2]))
+            self.defines.add(fp0)
+
+    def call(self, site: Site, ind: int) -> str | None:
+        """The ``include`` that prints ``site`` (a named template), or None."""
+        name = self.use(site)
+        if name is None:
+            return None
+        args = self.args.get(_fingerprint(site, self.intern))
+        if args is None:
+            return f'include "{name}" {_context()}'
+        pairs = [f"{json.dumps(p)} {json.dumps(v)}" for p, v in args] + [f'"Values" {"$.Values" if _SCOPE else ".Values"}']
+        one = f'include "{name}" (dict ' + " ".join(pairs) + ")"
+        if ind + len(one) + 20 <= WIDTH:
+            return one
+        return f'include "{name}" (dict' + "".join("\n" + " " * (ind + 4) + p for p in pairs) + ")"
 
     def use(self, site: Site) -> str | None:
         if not self.names or not isinstance(site[2], (dict, list)) or not site[2] or not isinstance(site[1], str):
@@ -549,6 +701,14 @@ class Helpers:
         if fp == self.defining or fp not in self.names:
             return None
         return self.names[fp]
+
+    def body(self, fp: FP, helpers: Helpers | None = None) -> str:
+        use = helpers or self
+        saved, use.defining = use.defining, fp
+        try:
+            return self.print_site(self.sites[fp], use)
+        finally:
+            use.defining = saved
 
     @staticmethod
     def _lines(site: Site) -> int:
@@ -564,21 +724,134 @@ class Helpers:
             emit_item(out, node, 0, "")
         return out.result()
 
-    def body(self, fp: FP, helpers: Helpers | None = None) -> str:
-        use = helpers or self
-        saved, use.defining = use.defining, fp
-        try:
-            return self.print_site(self.sites[fp], use)
-        finally:
-            use.defining = saved
-
     def text(self) -> str:
         """The ``define`` blocks, in the order of first use."""
         out = []
         for fp, name in self.names.items():
+            if fp in self.args and fp not in self.defines:
+                continue  # another use of a parameterised template
             body = self.body(fp)
             out.append('{{- define "' + name + '" -}}\n' + body + "{{- end -}}\n")
         return "\n".join(out)
+
+
+class _Shapes:
+    """Nodes numbered up to their literal strings (the "shape"), with those strings in order."""
+
+    def __init__(self) -> None:
+        self.table: dict[Any, int] = {}
+        self.memo: dict[int, tuple[Any, int, tuple[str, ...]]] = {}
+
+    def of(self, node: Any) -> tuple[int, tuple[str, ...]]:
+        hit = self.memo.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1], hit[2]
+        key: Any
+        leaves: tuple[str, ...] = ()
+        parts: list[Any] = []
+        if isinstance(node, Variant):
+            for cond, case in node.cases:
+                num, sub = self.of(case)
+                parts.append((repr(cond), num))
+                leaves += sub
+            key = ("v", tuple(parts))
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                num, sub = self.of(v)
+                parts.append((type(k).__name__, k, num))
+                leaves += sub
+            key = ("d", tuple(parts))
+        elif isinstance(node, list):
+            nums = []
+            for v in node:
+                num, sub = self.of(v)
+                nums.append(num)
+                leaves += sub
+            key = ("l", tuple(nums))
+        elif type(node) is str:
+            key, leaves = ("str",), (node,)
+        elif node is MISSING:
+            key = ("m",)
+        else:
+            key = ("s", type(node).__name__, node)
+        num = self.table.setdefault(key, len(self.table))
+        if isinstance(node, (dict, list, Variant)):
+            self.memo[id(node)] = (node, num, leaves)
+        return num, leaves
+
+    def substitute(self, node: Any, params: dict[int, str]) -> Any:
+        """``node`` with its i-th literal string replaced by ``Param(params[i])``."""
+        count = [0]
+
+        def walk(n: Any) -> Any:
+            if isinstance(n, Variant):
+                return Variant([(c, walk(case)) for c, case in n.cases])
+            if isinstance(n, dict):
+                return {k: walk(v) for k, v in n.items()}
+            if isinstance(n, list):
+                return [walk(v) for v in n]
+            if type(n) is str:
+                i = count[0]
+                count[0] += 1
+                return Param(params[i]) if i in params else n
+            return n
+
+        return walk(node)
+
+
+def _param_names(node: Any, positions: list[int], shapes: _Shapes) -> list[str] | None:
+    """A parameter name per differing literal: the ``name`` of the env variable it is the value
+    of, camelCased (``PROCESS_TO_SIGNAL`` -> ``processToSignal``), else the key it is the value of."""
+    found: dict[int, str] = {}
+    count = [0]
+
+    def walk(n: Any, key: str) -> None:
+        if isinstance(n, Variant):
+            for _, case in n.cases:
+                walk(case, key)
+        elif isinstance(n, dict):
+            for k, v in n.items():
+                owner = n.get("name") if k == "value" and type(n.get("name")) is str else k
+                walk(v, owner if isinstance(owner, str) else "")
+        elif isinstance(n, list):
+            for v in n:
+                walk(v, key)
+        elif type(n) is str:
+            if count[0] in positions:
+                found[count[0]] = key
+            count[0] += 1
+
+    walk(node, "")
+    names: list[str] = []
+    for i in positions:
+        name = _camel(found.get(i, ""))
+        if not IDENT.fullmatch(name or "-") or name == "Values" or name in names:
+            return None
+        names.append(name)
+    return names
+
+
+def _camel(text: str) -> str:
+    """``PROCESS_TO_SIGNAL`` / ``mount-path`` -> ``processToSignal`` / ``mountPath``."""
+    words = [w for w in re.split(r"[^A-Za-z0-9]+", text) if w]
+    if not words:
+        return ""
+    if all(w.isupper() or w.isdigit() for w in words):
+        words = [w.lower() for w in words]
+    return words[0][:1].lower() + words[0][1:] + "".join(w[:1].upper() + w[1:] for w in words[1:])
+
+
+def _ids(node: Any) -> Iterator[int]:
+    yield id(node)
+    if isinstance(node, Variant):
+        for _, case in node.cases:
+            yield from _ids(case)
+    elif isinstance(node, dict):
+        for v in node.values():
+            yield from _ids(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _ids(v)
 
 
 def _nodes(tpl: Template) -> list[Any]:
@@ -618,15 +891,17 @@ def _uses(templates: list[Template], chosen: dict[FP, Site], intern: _Interner) 
     include, so a node inside a chosen one is counted once per printing of that one."""
     counts: dict[FP, int] = {}
 
-    def walk(node: Any, defining: FP | None) -> None:
+    def walk(node: Any, defining: FP | None, item: bool = False) -> None:
         if isinstance(node, Variant):
             for _, case in node.cases:
-                if case is not MISSING:
+                if case is MISSING:
+                    continue
+                if not (item and isinstance(case, dict) and case and visit(("item", "", case), defining)):
                     walk(case, defining)
         elif isinstance(node, (dict, list)):
             for site, child in _children(node):
                 if site is None or not visit(site, defining):
-                    walk(child, defining)
+                    walk(child, defining, isinstance(node, list))
 
     def visit(site: Site, defining: FP | None) -> bool:
         fp = _fingerprint(site, intern)
@@ -698,4 +973,83 @@ def _object(out: Out, node: Any) -> None:
         _variant(out, node, lambda case: _object(out, case))
         return
     out.text("---")
-    emit_entries(out, node, 0)
+    hoisted = _repeated(node)
+    for var, variant in hoisted:
+        _assign(out, var, variant)
+    _VARS.update({repr(variant): var for var, variant in hoisted})
+    try:
+        emit_entries(out, node, 0)
+    finally:
+        _VARS.clear()
+
+
+_VARS: dict[str, str] = {}
+"""While an object is printed: its repeated one-string variants (by repr), each computed once at
+the object's top into a variable (the driver DaemonSet's name, label and selector)."""
+
+
+def _hoistable(node: Variant) -> bool:
+    """A chooser among three or more strings (no case left out; an if/else is as short inline)."""
+    return len(node.cases) >= 3 and all(
+        type(case) is str or isinstance(case, Interp) or (isinstance(case, Ref) and case.quote) for _, case in node.cases
+    )
+
+
+def _repeated(obj: Any) -> list[tuple[str, Variant]]:
+    """(variable, variant) for every one-string variant printed two or more times in ``obj``,
+    named after the keys where it first stands (``metadata.name`` -> ``metadataName``)."""
+    found: dict[str, list[tuple[tuple[str, ...], Variant]]] = {}
+
+    def walk(node: Any, path: tuple[str, ...]) -> None:
+        if isinstance(node, Variant):
+            if _hoistable(node):
+                found.setdefault(repr(node), []).append((path, node))
+                return
+            for _, case in node.cases:
+                walk(case, path)
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, (*path, k) if isinstance(k, str) else path)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v, path)
+
+    walk(obj, ())
+    out: list[tuple[str, Variant]] = []
+    taken = {"name", "pool", "Values"}
+    for uses in found.values():
+        if len(uses) < 2:
+            continue
+        path, variant = uses[0]
+        var = _camel("-".join(path[-2:]))
+        k = 1
+        while not IDENT.fullmatch(var or "-") or var in taken:
+            k += 1
+            var = f"value{k}"
+        taken.add(var)
+        out.append((var, variant))
+    return out
+
+
+def _assign(out: Out, var: str, node: Variant) -> None:
+    """``$var`` set to the variant's string: declared empty, assigned in each case."""
+    out.ctl(f'${var} := ""')
+    for i, (cond, case) in enumerate(node.cases):
+        if i == 0:
+            out.ctl(wrapped("if", cond))
+        elif i == len(node.cases) - 1:
+            out.ctl("else")
+        else:
+            out.ctl(wrapped("else if", cond))
+        out.ctl(f"${var} = {_string_expr(case)}")
+    out.ctl("end")
+
+
+def _string_expr(node: Any) -> str:
+    """A string as a template expression: a literal, a value, or ``printf`` of the parts."""
+    if isinstance(node, Ref):
+        return values_expr(node.path)
+    if isinstance(node, Interp):
+        fmt = "".join("%v" if isinstance(p, Ref) else p.replace("%", "%%") for p in node.parts)
+        return "printf " + json.dumps(fmt) + "".join(" " + values_expr(p.path) for p in node.parts if isinstance(p, Ref))
+    return json.dumps(node)
