@@ -426,6 +426,8 @@ def _name(item: Any) -> str | None:
     name = item.get("name")
     if "name" not in item and isinstance(item.get("port"), str):
         name = item["port"]  # a ServiceMonitor endpoint: named by the Service port it scrapes
+    elif "name" not in item:
+        return "=" + repr(item)  # no name (an RBAC rule): its content is its identity
     return name if isinstance(name, str) else None
 
 

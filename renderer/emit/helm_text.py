@@ -440,7 +440,26 @@ def _runs(items: list[Any]) -> list[Any]:
             out.append(_Run(item, [item]))
         else:
             out.append(item)
-    return [r.variant() if isinstance(r, _Run) else r for r in out]
+    merged: list[Any] = []
+    for one in (r.variant() if isinstance(r, _Run) else r for r in out):
+        last = merged[-1] if merged else None
+        if isinstance(last, Variant) and _gated(one) and _gated(last) and _complement(last.cases[0][0], one.cases[0][0]):
+            merged[-1] = Variant([last.cases[0], (((),), one.cases[0][1])])  # one item or the other: if/else
+        else:
+            merged.append(one)
+    return merged
+
+
+def _complement(a: Cond, b: Cond) -> bool:
+    """Is ``b`` exactly ``not a``? (One atom each: ``x`` / ``not x``, ``eq x v`` / ``ne x v``.)"""
+    if len(a) != 1 or len(b) != 1 or len(a[0]) != 1 or len(b[0]) != 1:
+        return False
+    x, y = a[0][0], b[0][0]
+    if x.path != y.path:
+        return False
+    if x.op == y.op == "is":
+        return bool(x.value) != bool(y.value)
+    return {x.op, y.op} == {"eq", "ne"} and x.value == y.value
 
 
 class _Run:
