@@ -201,6 +201,10 @@ def _pool_version(values: dict[str, Any]) -> None:
     values["nodePools"][0].setdefault("driver", {})["version"] = "600.10.02"
 
 
+def _pool_force(values: dict[str, Any]) -> None:
+    values["nodePools"][0].setdefault("driver", {}).setdefault("upgradePolicy", {}).setdefault("gpuPodDeletion", {})["force"] = True
+
+
 TOLERATIONS = [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
 ENV = [{"name": "LOG_LEVEL", "value": "debug"}]
 DP_CONFIG = {"create": True, "name": "dp-config", "default": "shared", "data": {"shared": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"}}
@@ -227,6 +231,17 @@ KNOBS = [
     Knob("devicePlugin.hostNetwork", ("--set", "devicePlugin.hostNetwork=true"), _set("devicePlugin.hostNetwork", True)),
     Knob("dcgmExporter.serviceMonitor.interval", ("--set", "dcgmExporter.serviceMonitor.interval=60s"), _set("dcgmExporter.serviceMonitor.interval", "60s")),
     Knob("cluster.namespace", ("--set", "cluster.namespace=gpu-system"), _set("cluster.namespace", "gpu-system")),
+    # one lint exemption per check, behind its own condition; a field that is `or` of two knobs
+    Knob("dcgmExporter.hostPID", ("--set", "dcgmExporter.hostPID=true"), _set("dcgmExporter.hostPID", True)),
+    Knob("dcgmExporter.enablePodUID", ("--set", "dcgmExporter.enablePodUID=true"), _set("dcgmExporter.enablePodUID", True)),
+    # a boolean printed as the field itself
+    Knob(
+        "dcgmExporter.serviceMonitor.honorLabels",
+        ("--set", "dcgmExporter.serviceMonitor.enabled=true", "--set", "dcgmExporter.serviceMonitor.honorLabels=true"),
+        _both(_set("dcgmExporter.serviceMonitor.enabled", True), _set("dcgmExporter.serviceMonitor.honorLabels", True)),
+    ),
+    # a boolean printed as an env value ("true" / "false") in the pools' range
+    Knob("driver pool gpuPodDeletion.force", ("--set", "driver.pools.ubuntu2204.upgradePolicy.gpuPodDeletion.force=true"), _pool_force),
     # a block that is empty in the built values, where the component has a default of its own
     # (the asset's resources; cc-manager's is the same code, but its kata mode is a second knob)
     Knob(

@@ -9,6 +9,7 @@ line without trimming, so the printed text always evaluates to exactly the chose
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Iterator
@@ -301,6 +302,8 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
             out.splice(values_expr(key.path), "toYaml .", ind)
         elif isinstance(val, Variant) and repr(val) in _VARS:
             out.text(f"{pad}{_key(key)}: {{{{ ${_VARS[repr(val)]} | quote }}}}")
+        elif isinstance(val, Variant) and isinstance(key, str) and _text_variant(out, key, val, ind):
+            pass
         elif isinstance(val, Variant):
             # neighbours switched by the same conditions share one if/else
             run = [items[i]]
@@ -320,6 +323,47 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
             else:
                 emit_entry(out, key, val, ind, pad)
         i += 1
+
+
+def _text_variant(out: Out, key: str, node: Variant, ind: int) -> bool:
+    """A file (multi-line string) of two versions printed once, the lines only one version has
+    behind ``if`` / ``else`` inside the literal block; False (nothing printed) when the two do
+    not print as literal blocks of one header."""
+    if len(node.cases) != 2 or not all(type(case) is str and "\n" in case for _, case in node.cases):
+        return False
+    first, second = (_dump_one(key, case, False) for _, case in node.cases)
+    if len(first) < 2 or len(second) < 2 or first[0] != second[0] or not first[0].endswith(("|", "|-", "|+")):
+        return False
+    pad = " " * ind
+    cond = node.cases[0][0]
+    out.text(pad + first[0])
+    matcher = difflib.SequenceMatcher(a=first[1:], b=second[1:], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            for line in first[1 + i1 : 1 + i2]:
+                out.text(pad + line)
+            continue
+        out.ctl(wrapped("if", cond, ind + 2) if i2 > i1 else "if " + _negated(cond), ind + 2)
+        for line in first[1 + i1 : 1 + i2]:
+            out.text(pad + line)
+        if j2 > j1 and i2 > i1:
+            out.ctl("else", ind + 2)
+        if j2 > j1:
+            for line in second[1 + j1 : 1 + j2]:
+                out.text(pad + line)
+        out.ctl("end", ind + 2)
+    return True
+
+
+def _negated(cond: Cond) -> str:
+    """``not cond`` as a condition: one atom turned around, else ``not (...)``."""
+    if len(cond) == 1 and len(cond[0]) == 1:
+        atom = cond[0][0]
+        if atom.op == "is":
+            return _atom(Atom(atom.path, "is", not atom.value))
+        if atom.op in ("eq", "ne"):
+            return _atom(Atom(atom.path, "ne" if atom.op == "eq" else "eq", atom.value))
+    return f"not ({cond_expr(cond)})"
 
 
 APP_LABELS = "appLabels"
