@@ -305,11 +305,17 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
         elif isinstance(val, Variant) and isinstance(key, str) and _text_variant(out, key, val, ind):
             pass
         elif isinstance(val, Variant):
-            # neighbours switched by the same conditions share one if/else
+            # neighbours switched by the same conditions share one if/else (an if/else on the
+            # opposite condition turned around: `if not x / else` next to `if x`)
             run = [items[i]]
-            while i + 1 < len(items) and not isinstance(items[i + 1][0], Splice) and _conds(items[i + 1][1]) == _conds(val) and repr(items[i + 1][1]) not in _VARS:
+            while i + 1 < len(items) and not isinstance(items[i + 1][0], Splice) and repr(items[i + 1][1]) not in _VARS:
+                nxt = items[i + 1][1]
+                if isinstance(nxt, Variant) and _conds(nxt) != _conds(val) and _flippable(val, nxt):
+                    nxt = Variant([(val.cases[0][0], nxt.cases[1][1]), (((),), nxt.cases[0][1])])
+                if _conds(nxt) != _conds(val):
+                    break
                 i += 1
-                run.append(items[i])
+                run.append((items[i][0], nxt))
             merged = Variant([(cond, [(k, v.cases[j][1]) for k, v in run]) for j, (cond, _) in enumerate(val.cases)])
             _variant(out, merged, lambda case: emit_entries(out, {k: c for k, c in case if c is not MISSING}, ind), ind)
         elif key == "labels" and isinstance(val, dict) and (labels := _labels_call(val)) is not None:
@@ -492,6 +498,15 @@ def _runs(items: list[Any]) -> list[Any]:
         else:
             merged.append(one)
     return merged
+
+
+def _flippable(first: Variant, other: Variant) -> bool:
+    """Are both if/else (two cases, the second ``else``) on opposite conditions?"""
+    return (
+        len(first.cases) == len(other.cases) == 2
+        and first.cases[1][0] == other.cases[1][0] == ((),)
+        and _complement(first.cases[0][0], other.cases[0][0])
+    )
 
 
 def _complement(a: Cond, b: Cond) -> bool:
