@@ -295,15 +295,25 @@ def test_knob_matrix(helm: str, example: Path) -> None:
 
 # --- size and shape of the templates (no helm needed) ------------------------------------
 
-TEMPLATE_TO_BASE = 1.7
-"""templates/ lines of the enabled components over their base/ lines, all together. A guard
-at what the emitter reaches (1.31x on the example, at most 1.63x on the golden cases: a fleet
-of one pool pays for a driver body that any pool may use), not the 1.3x the chart is meant to
-reach (docs/helm-chart.md, Size and shape)."""
-COMPONENT_TO_BASE = 3.2
-COMPONENT_SLACK = 20
-"""One component's bound: ratio times its base lines plus a few lines (gate, header, `if`s of
-a small file)."""
+TEMPLATE_TO_BASE = 1.4
+"""templates/ lines of the enabled components over their base/ lines, all together: at most
+1.38x (``nfd-off``: without NFD the base is small, and a fleet of one pool pays for the driver
+body any pool may use); 1.15x on the example, at most 1.26x on the other golden cases. The
+issue's target is 1.3x (docs/helm-chart.md, Size and shape)."""
+COMPONENT_TO_BASE = 1.6
+"""One component's template over its base/ lines (the issue's target)."""
+TINY = 40
+TINY_SLACK = 28
+"""A component whose base is under :data:`TINY` lines may have :data:`TINY_SLACK` lines more than
+its base instead: the file gate and the objects only other values render weigh more than 1.6x
+there (the RuntimeClasses of ``cdi.enabled`` next to a base of one: 38 lines for 11; the
+Namespace's Pod Security labels: 19 for 11)."""
+OVER_TARGET = {"driver": 1.85, "container-toolkit": 2.2}
+"""Bounds above the target, reached but not the target: the driver's one body in the range over
+the pools holds what any pool may need (vGPU host manager, precompiled, SUSE/RHEL
+subscriptions, licensing, the peermem sidecar), against a base of one pool on one-pool fleets
+(1.83x; 1.05x on the example's two pools); the container toolkit on ``dra-mixed`` is one
+DaemonSet per distinct runtime setup, read the old way (2.16x)."""
 WIDTH = 160
 GENERATED = re.compile(r'^ *[\w-]+: \{\{ index \.Values\.generated "[^"]+" \| quote \}\}$')
 """A value computed at build time (``DRIVER_CONFIG_DIGEST``), looked up by its object path: a
@@ -361,7 +371,10 @@ def test_template_size_and_shape(name: str) -> None:
     base, tpl = shape["base"], shape["tpl"]
     assert sum(tpl.values()) <= TEMPLATE_TO_BASE * sum(base.values()), (sum(tpl.values()), sum(base.values()))
     for comp in base:
-        assert tpl[comp] <= COMPONENT_TO_BASE * base[comp] + COMPONENT_SLACK, (comp, tpl[comp], base[comp])
+        bound = OVER_TARGET.get(comp, COMPONENT_TO_BASE) * base[comp]
+        if base[comp] < TINY:
+            bound = max(bound, base[comp] + TINY_SLACK)
+        assert tpl[comp] <= bound, (comp, tpl[comp], base[comp])
     assert shape["long"] == []
     for comp, text in shape["texts"].items():
         docs = _documents(text)
