@@ -197,33 +197,44 @@ def _multiline(value: Any) -> bool:
     return isinstance(value, str) and "\n" in value
 
 
-def _dump(value: Any) -> list[str]:
+def _dump(value: Any, room: int = WIDTH - 40) -> list[str]:
+    """``value`` as YAML lines; a one-line string longer than ``room`` (the width left after the
+    indentation) folded over several lines (YAML reads back the same string)."""
     text = yamlio.dump(value)
     lines = escape(text).rstrip("\n").split("\n")
-    if len(lines) == 1 and len(lines[0]) > WIDTH - 40 and not _multiline(value):
-        # a long one-line string: folded over several lines (YAML reads back the same string)
-        folded = yaml.safe_dump(value, width=100, allow_unicode=True, sort_keys=False)
-        if yaml.safe_load(folded) == value:
-            return escape(folded).rstrip("\n").split("\n")
+    if len(lines) == 1 and len(lines[0]) > room and not _multiline(value):
+        # PyYAML's width is a wish (it breaks at the next space it may break at): narrower
+        # widths until every line fits, else the narrowest try
+        best = lines
+        for width in (room - 20, room - 40, room - 60, 60):
+            folded = yaml.safe_dump(value, width=max(width, 40), allow_unicode=True, sort_keys=False)
+            if yaml.safe_load(folded) != value:
+                continue
+            best = escape(folded).rstrip("\n").split("\n")
+            if max(map(len, best)) <= room:
+                break
+        return best
     return lines
 
 
 _SCALARS = (str, int, float, bool, type(None))
 _DUMPED: dict[tuple[Any, ...], tuple[str, ...]] = {}
-"""Printed lines of ``{key: scalar}`` and ``[scalar]``, by (key, type, value): a template prints
-tens of thousands of small scalars but only about a thousand distinct ones, and PyYAML's
+"""Printed lines of ``{key: scalar}`` and ``[scalar]``, by (key, type, value, room): a template
+prints tens of thousands of small scalars but only about a thousand distinct ones, and PyYAML's
 representer costs far more than the lookup. The type is in the key (``1``, ``True`` and ``1.0``
 are equal but print differently)."""
 
 
-def _dump_one(key: Any, value: Any, item: bool) -> tuple[str, ...]:
-    """``_dump({key: value})`` (or ``_dump([value])`` when ``item``), memoised for scalars."""
+def _dump_one(key: Any, value: Any, item: bool, ind: int = 0) -> tuple[str, ...]:
+    """``_dump({key: value})`` (or ``_dump([value])`` when ``item``) for a line indented by
+    ``ind``, memoised for scalars."""
+    room = WIDTH - ind
     if type(value) not in _SCALARS or type(key) is not str:
-        return tuple(_dump([value] if item else {key: value}))
-    memo_key = (item, key, type(value), value)
+        return tuple(_dump([value] if item else {key: value}, room))
+    memo_key = (item, key, type(value), value, room)
     found = _DUMPED.get(memo_key)
     if found is None:
-        found = _DUMPED[memo_key] = tuple(_dump([value] if item else {key: value}))
+        found = _DUMPED[memo_key] = tuple(_dump([value] if item else {key: value}, room))
     return found
 
 
@@ -454,7 +465,7 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
         out.text(f"{pad}{k}:")
         emit_items(out, val, ind + 2)
     else:
-        for line in _dump_one(key, val, False):
+        for line in _dump_one(key, val, False, ind):
             out.text(pad + line)
 
 
@@ -557,7 +568,7 @@ def emit_item(out: Out, item: Any, ind: int, pad: str) -> None:
         out.text(pad + "-")
         emit_items(out, item, ind + 2)
     else:
-        for line in _dump_one("", item, True):
+        for line in _dump_one("", item, True, ind):
             out.text(pad + line)
 
 

@@ -140,8 +140,7 @@ initContainers:
     - sh
     - -c
   args:
-    - until [ -f /run/nvidia/validations/toolkit-ready ]; do echo waiting for nvidia container stack to be
-      setup; sleep 5; done
+    - until [ -f /run/nvidia/validations/toolkit-ready ]; do echo waiting for nvidia container stack to be setup; sleep 5; done
   securityContext:
     privileged: true
     runAsUser: 0
@@ -220,10 +219,9 @@ initContainers:
     - sh
     - -c
   args:
-    - until [ -f /run/nvidia/validations/workload-type ]; do echo waiting for workload type status file; sleep
-      5; done; if [ "$(cat /run/nvidia/validations/workload-type)" != "vm-passthrough" ]; then echo vfio-pci
-      not needed, skipping validation; exit 0; fi; until [ -f /run/nvidia/validations/vfio-pci-ready ]; do
-      echo waiting for vfio-pci driver ...; sleep 5; done;
+    - until [ -f /run/nvidia/validations/workload-type ]; do echo waiting for workload type status file; sleep 5; done; if
+      [ "$(cat /run/nvidia/validations/workload-type)" != "vm-passthrough" ]; then echo vfio-pci not needed, skipping validation;
+      exit 0; fi; until [ -f /run/nvidia/validations/vfio-pci-ready ]; do echo waiting for vfio-pci driver ...; sleep 5; done;
   env:
     - name: NVIDIA_VISIBLE_DEVICES
       value: void
