@@ -18,6 +18,10 @@ from typing import Any
 Obj = dict[str, Any]
 
 EXEMPT_ANNOTATION = "gpu-render.dev/lint-exempt"
+"""The combined form: ``check=reason`` parts joined with ``; `` (read, no longer written)."""
+EXEMPT_PREFIX = EXEMPT_ANNOTATION + "."
+"""One annotation per check, ``gpu-render.dev/lint-exempt.<check>: <reason>`` (written by
+gpu-render): each is one map entry, so a chart template switches each on its own condition."""
 
 CHECKS: dict[str, str] = {
     "privileged-container": "a container runs with securityContext.privileged",
@@ -193,11 +197,24 @@ def _floating(image: str) -> bool:
 
 
 def exemptions(obj: Obj) -> dict[str, str]:
-    """``check -> reason`` from the object's ``gpu-render.dev/lint-exempt`` annotation."""
+    """``check -> reason`` from the object's ``gpu-render.dev/lint-exempt.<check>`` annotations
+    and its combined ``gpu-render.dev/lint-exempt`` annotation (a per-check one wins)."""
     meta = obj.get("metadata") or {}
-    raw = (meta.get("annotations") or {}).get(EXEMPT_ANNOTATION) if isinstance(meta, dict) else None
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    if not isinstance(annotations, dict):
+        return {}
+    out = parse_exemptions(str(annotations.get(EXEMPT_ANNOTATION) or ""))
+    for key, reason in annotations.items():
+        check = str(key)[len(EXEMPT_PREFIX) :] if str(key).startswith(EXEMPT_PREFIX) else ""
+        if check.strip() and str(reason or "").strip():
+            out[check.strip()] = str(reason).strip()
+    return out
+
+
+def parse_exemptions(text: str) -> dict[str, str]:
+    """``check -> reason`` from the combined form ``check=reason; check=reason``."""
     out: dict[str, str] = {}
-    for part in str(raw or "").split(";"):
+    for part in text.split(";"):
         check, sep, reason = part.partition("=")
         if sep and check.strip() and reason.strip():
             out[check.strip()] = reason.strip()
@@ -205,7 +222,13 @@ def exemptions(obj: Obj) -> dict[str, str]:
 
 
 def format_exemptions(reasons: dict[str, str]) -> str:
+    """The combined form (a copied patch's header line)."""
     return "; ".join(f"{check}={reason}" for check, reason in sorted(reasons.items()))
+
+
+def exemption_annotations(reasons: dict[str, str]) -> dict[str, str]:
+    """The annotations gpu-render writes: one ``gpu-render.dev/lint-exempt.<check>`` per check, sorted."""
+    return {EXEMPT_PREFIX + check: reason for check, reason in sorted(reasons.items())}
 
 
 USER_PATCHES = "user-patches/"

@@ -7,8 +7,8 @@ token is mounted only then). A component not listed may do none of it.
 
 :func:`harden` runs on every component's objects after they are built: pods whose
 ServiceAccount has no RBAC binding get ``automountServiceAccountToken: false``, and every
-object that needs a privilege gets the ``gpu-render.dev/lint-exempt`` annotation carrying the
-reasons, so ``gpu-render lint`` on the output passes and a reviewer reads why.
+object that needs a privilege gets one ``gpu-render.dev/lint-exempt.<check>`` annotation per
+check, carrying the reason, so ``gpu-render lint`` on the output passes and a reviewer reads why.
 """
 
 from __future__ import annotations
@@ -344,7 +344,7 @@ def harden(
                     reasons[check] = reason
             if reasons:
                 annotations = obj.setdefault("metadata", {}).setdefault("annotations", {})
-                annotations[lint.EXEMPT_ANNOTATION] = lint.format_exemptions(reasons)
+                annotations.update(lint.exemption_annotations(reasons))
     return objs
 
 

@@ -398,4 +398,4 @@ def read_allowed(text: str) -> dict[str, str] | None:
     if f"{first}\n" != yamlio.HEADER or not second.startswith("# Copied from "):
         return None
     _, mark, allowed = second.partition(ALLOWED_MARK)
-    return lint.exemptions({"metadata": {"annotations": {lint.EXEMPT_ANNOTATION: allowed}}}) if mark else {}
+    return lint.parse_exemptions(allowed) if mark else {}

@@ -201,6 +201,10 @@ def _pool_version(values: dict[str, Any]) -> None:
     values["nodePools"][0].setdefault("driver", {})["version"] = "600.10.02"
 
 
+def _pool_force(values: dict[str, Any]) -> None:
+    values["nodePools"][0].setdefault("driver", {}).setdefault("upgradePolicy", {}).setdefault("gpuPodDeletion", {})["force"] = True
+
+
 TOLERATIONS = [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
 ENV = [{"name": "LOG_LEVEL", "value": "debug"}]
 DP_CONFIG = {"create": True, "name": "dp-config", "default": "shared", "data": {"shared": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"}}
@@ -227,6 +231,17 @@ KNOBS = [
     Knob("devicePlugin.hostNetwork", ("--set", "devicePlugin.hostNetwork=true"), _set("devicePlugin.hostNetwork", True)),
     Knob("dcgmExporter.serviceMonitor.interval", ("--set", "dcgmExporter.serviceMonitor.interval=60s"), _set("dcgmExporter.serviceMonitor.interval", "60s")),
     Knob("cluster.namespace", ("--set", "cluster.namespace=gpu-system"), _set("cluster.namespace", "gpu-system")),
+    # one lint exemption per check, behind its own condition; a field that is `or` of two knobs
+    Knob("dcgmExporter.hostPID", ("--set", "dcgmExporter.hostPID=true"), _set("dcgmExporter.hostPID", True)),
+    Knob("dcgmExporter.enablePodUID", ("--set", "dcgmExporter.enablePodUID=true"), _set("dcgmExporter.enablePodUID", True)),
+    # a boolean printed as the field itself
+    Knob(
+        "dcgmExporter.serviceMonitor.honorLabels",
+        ("--set", "dcgmExporter.serviceMonitor.enabled=true", "--set", "dcgmExporter.serviceMonitor.honorLabels=true"),
+        _both(_set("dcgmExporter.serviceMonitor.enabled", True), _set("dcgmExporter.serviceMonitor.honorLabels", True)),
+    ),
+    # a boolean printed as an env value ("true" / "false") in the pools' range
+    Knob("driver pool gpuPodDeletion.force", ("--set", "driver.pools.ubuntu2204.upgradePolicy.gpuPodDeletion.force=true"), _pool_force),
     # a block that is empty in the built values, where the component has a default of its own
     # (the asset's resources; cc-manager's is the same code, but its kata mode is a second knob)
     Knob(
@@ -280,15 +295,25 @@ def test_knob_matrix(helm: str, example: Path) -> None:
 
 # --- size and shape of the templates (no helm needed) ------------------------------------
 
-TEMPLATE_TO_BASE = 1.7
-"""templates/ lines of the enabled components over their base/ lines, all together. A guard
-at what the emitter reaches (1.31x on the example, at most 1.63x on the golden cases: a fleet
-of one pool pays for a driver body that any pool may use), not the 1.3x the chart is meant to
-reach (docs/helm-chart.md, Size and shape)."""
-COMPONENT_TO_BASE = 3.2
-COMPONENT_SLACK = 20
-"""One component's bound: ratio times its base lines plus a few lines (gate, header, `if`s of
-a small file)."""
+TEMPLATE_TO_BASE = 1.4
+"""templates/ lines of the enabled components over their base/ lines, all together: at most
+1.37x (``nfd-off``: without NFD the base is small, and a fleet of one pool pays for the driver
+body any pool may use); 1.15x on the example, at most 1.25x on the other golden cases. The
+issue's target is 1.3x (docs/helm-chart.md, Size and shape)."""
+COMPONENT_TO_BASE = 1.6
+"""One component's template over its base/ lines (the issue's target)."""
+TINY = 40
+TINY_SLACK = 28
+"""A component whose base is under :data:`TINY` lines may have :data:`TINY_SLACK` lines more than
+its base instead: the file gate and the objects only other values render weigh more than 1.6x
+there (the RuntimeClasses of ``cdi.enabled`` next to a base of one: 38 lines for 11; the
+Namespace's Pod Security labels: 19 for 11)."""
+OVER_TARGET = {"driver": 1.85, "container-toolkit": 2.2}
+"""Bounds above the target, reached but not the target: the driver's one body in the range over
+the pools holds what any pool may need (vGPU host manager, precompiled, SUSE/RHEL
+subscriptions, licensing, the peermem sidecar), against a base of one pool on one-pool fleets
+(1.82x; 1.04x on the example's two pools); the container toolkit on ``dra-mixed`` is one
+DaemonSet per distinct runtime setup, read the old way (2.14x)."""
 WIDTH = 160
 GENERATED = re.compile(r'^ *[\w-]+: \{\{ index \.Values\.generated "[^"]+" \| quote \}\}$')
 """A value computed at build time (``DRIVER_CONFIG_DIGEST``), looked up by its object path: a
@@ -346,7 +371,10 @@ def test_template_size_and_shape(name: str) -> None:
     base, tpl = shape["base"], shape["tpl"]
     assert sum(tpl.values()) <= TEMPLATE_TO_BASE * sum(base.values()), (sum(tpl.values()), sum(base.values()))
     for comp in base:
-        assert tpl[comp] <= COMPONENT_TO_BASE * base[comp] + COMPONENT_SLACK, (comp, tpl[comp], base[comp])
+        bound = OVER_TARGET.get(comp, COMPONENT_TO_BASE) * base[comp]
+        if base[comp] < TINY:
+            bound = max(bound, base[comp] + TINY_SLACK)
+        assert tpl[comp] <= bound, (comp, tpl[comp], base[comp])
     assert shape["long"] == []
     for comp, text in shape["texts"].items():
         docs = _documents(text)
@@ -358,6 +386,34 @@ def test_conditions_are_minimal_example() -> None:
     dcgm = files[f"{CHART}/templates/dcgm-exporter.yaml"]
     assert "{{- if or .Values.dcgmExporter.enablePodLabels .Values.dcgmExporter.enablePodUID }}\n---\napiVersion: rbac" in dcgm
     assert _shape(files)["longest_cond"] <= WIDTH
+
+
+def test_templates_use_the_idioms_of_hand_written_charts_example() -> None:
+    files = render(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
+    tpl = files[f"{CHART}/templates/dcgm-exporter.yaml"]
+    helpers = files[f"{CHART}/templates/_helpers.tpl"]
+    # labels from one parameterised named template, the values' labels passed in
+    assert '{{- include "gpu-stack.appLabels" (dict "app" "nvidia-dcgm-exporter" "extra" .Values.daemonsets.labels) | nindent 4 }}' in tpl
+    assert '{{- define "gpu-stack.appLabels" -}}' in helpers
+    # one lint exemption per check, each behind its own condition
+    assert "{{- if .Values.dcgmExporter.hostPID }}\n    gpu-render.dev/lint-exempt.host-pid: " in tpl
+    # the ServiceMonitor endpoint is one item (matched by its port); the boolean is the field
+    assert tpl.count("- port: gpu-metrics") == 1
+    assert "honorLabels: {{ .Values.dcgmExporter.serviceMonitor.honorLabels }}" in tpl
+    # a field that is `a or b` of two booleans stays a condition, never a reference to one of them
+    assert "{{- if or .Values.dcgmExporter.enablePodLabels .Values.dcgmExporter.enablePodUID }}\n      automountServiceAccountToken: true" in tpl
+    # values spliced among fixed entries: one line each
+    assert "    {{- with .Values.daemonsets.annotations }}{{ toYaml . | nindent 4 }}{{ end }}\n" in tpl
+    # the config manager sidecar of three components: one named template, the signalled process a parameter
+    for comp, process in (("device-plugin", "nvidia-device-plugin"), ("gpu-feature-discovery", "gpu-feature-discovery"), ("mps-control-daemon", "mps-control-daemon")):
+        text = files[f"{CHART}/templates/{comp}.yaml"]
+        assert f'{{{{- include "gpu-stack.config-manager" (dict "processToSignal" "{process}" "Values" .Values) | nindent 8 }}}}' in text
+    assert "      value: {{ .processToSignal | quote }}\n" in helpers
+    driver = files[f"{CHART}/templates/driver.yaml"]
+    # the pool DaemonSet's name, chosen among six forms, is computed once and used six times (name, labels, selector)
+    assert driver.count('{{- $metadataName := "" }}') == 1 and driver.count("{{ $metadataName | quote }}") == 6
+    # a boolean whose "true"/"false" is an env value
+    assert "value: {{ $pool.upgradePolicy.gpuPodDeletion.force | quote }}" in driver
 
 
 def test_minimise_uses_dont_cares_and_domains() -> None:

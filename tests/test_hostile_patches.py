@@ -81,6 +81,7 @@ ADDS = [
     ("patch-delete", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gpu-operator\n$patch: delete\n", 5, 9),
     ("patch-delete", DS_HEAD + "      containers:\n        - name: nvidia-device-plugin\n          securityContext:\n            $patch: replace\n", 12, 21),
     ("reserved", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gpu-operator\n  annotations:\n    gpu-render.dev/lint-exempt: privileged-container=trust me\n", 6, 33),
+    ("reserved", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gpu-operator\n  annotations:\n    gpu-render.dev/lint-exempt.privileged-container: trust me\n", 6, 54),
 ]
 
 

@@ -76,6 +76,30 @@ def test_lint_fails_on_unexempted_then_passes_with_annotation(tmp_path: Path, ru
     assert body["unexempted"] == 0 and {f["check"] for f in body["findings"]} == {"privileged-container", "host-pid", "host-path", "writable-host-mount"}
 
 
+def test_one_annotation_per_check_exempts_like_the_combined_one(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    note = (
+        "  annotations:\n"
+        "    gpu-render.dev/lint-exempt.privileged-container: loads modules\n"
+        "    gpu-render.dev/lint-exempt.host-pid: sees host processes\n"
+        "    gpu-render.dev/lint-exempt: host-path=reads /; writable-host-mount=writes /; host-pid=old reason\n"
+    )
+    (tmp_path / "ds.yaml").write_text(POD.format(annotations=note, image="nvcr.io/x/y:v1"))
+    result = run_cli("lint", str(tmp_path), "--show-exempt")
+    assert result.exit_code == 0, result.output
+    assert "(exempt: loads modules)" in result.stdout and "(exempt: reads /)" in result.stdout
+    assert "(exempt: sees host processes)" in result.stdout and "old reason" not in result.stdout  # the per-check one wins
+
+
+def test_exemption_annotations_round_trip() -> None:
+    reasons = {"host-pid": "sees host processes", "privileged-container": "loads modules; and more"}
+    written = lint.exemption_annotations(reasons)
+    assert list(written) == ["gpu-render.dev/lint-exempt.host-pid", "gpu-render.dev/lint-exempt.privileged-container"]
+    assert all(len(key.split("/", 1)[1]) <= 63 for key in lint.exemption_annotations(dict.fromkeys(lint.CHECKS, "r")))
+    assert lint.exemptions({"metadata": {"annotations": written}}) == reasons  # a reason may hold "; " now
+    combined = {lint.EXEMPT_ANNOTATION: lint.format_exemptions({"host-pid": "x", "host-path": "y"})}
+    assert lint.exemptions({"metadata": {"annotations": combined}}) == {"host-pid": "x", "host-path": "y"}
+
+
 def test_partial_exemption_still_fails(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
     note = '  annotations:\n    gpu-render.dev/lint-exempt: "privileged-container=loads modules"\n'
     (tmp_path / "ds.yaml").write_text(POD.format(annotations=note, image="y:latest"))

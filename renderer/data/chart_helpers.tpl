@@ -15,6 +15,23 @@ pod template, so a chart upgrade that changes nothing else restarts no pod (driv
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{/*
+Labels of a component's objects: (dict "app" NAME) with "component" COMPONENT when it has one,
+and "extra" MAP for labels the values add (daemonsets.labels), merged in after them.
+*/}}
+{{- define "[[ chart ]].appLabels" -}}
+app: {{ .app }}
+app.kubernetes.io/name: {{ .app }}
+app.kubernetes.io/part-of: gpu-stack
+{{- with .component }}
+app.kubernetes.io/component: {{ . }}
+{{- end }}
+app.kubernetes.io/managed-by: gpu-render
+{{- with .extra }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
 {{/* Labels for extra objects a user adds next to the chart. */}}
 {{- define "[[ chart ]].labels" -}}
 app.kubernetes.io/name: {{ include "[[ chart ]].name" . }}

@@ -21,14 +21,14 @@ from renderer._version import __version__
 from renderer.components import COMPONENTS
 from renderer.components.common import Obj
 from renderer.emit import helm_ir
+from renderer.emit.helm_named import Helpers
 from renderer.emit.helm_readme import readme
-from renderer.emit.helm_text import Helpers, template_text
+from renderer.emit.helm_text import CHART, template_text
 from renderer.emit.helm_values import chart_values, overrides, pool_schema
 from renderer.jsondata import clone
 from renderer.model import Model
 from renderer.problems import GpuRenderError
 
-CHART = "gpu-stack"
 ROOT = f"chart/{CHART}"
 HELPERS = f"{ROOT}/templates/_helpers.tpl"
 KEEP = "helm.sh/resource-policy"

@@ -90,6 +90,8 @@ class Ref:
 
     path: Path
     quote: bool
+    text: bool = False
+    """A boolean written as the string ``"true"`` / ``"false"`` (an env value that is the knob)."""
 
 
 @dataclass(frozen=True)
@@ -469,6 +471,10 @@ def _name(item: Any) -> str | None:
         if isinstance(k, str) and k == v and k.startswith("zzgrb"):
             return k
     name = item.get("name")
+    if "name" not in item and isinstance(item.get("port"), str):
+        name = item["port"]  # a ServiceMonitor endpoint: named by the Service port it scrapes
+    elif "name" not in item:
+        return "=" + repr(item)  # no name (an RBAC rule): its content is its identity
     return name if isinstance(name, str) else None
 
 
@@ -1047,7 +1053,7 @@ class Analysis:
     ) -> Template:
         gate: list[Conj] = []
         gate_atoms: list[Cond] = []
-        refs: dict[TPath, Path] = {}
+        refs: dict[TPath, list[Path]] = {}
         touched: dict[Path, list[TPath]] = {}
         on_values: dict[Path, list[tuple[Any, Any]]] = {}
         knob_of: dict[Path, Knob] = {}
@@ -1061,11 +1067,14 @@ class Analysis:
                 self._vary(comp, knob, values, base_values, base, sent, gate_atoms, refs, touched, on_values, knob_of)
         for cond in gate_atoms:
             gate = list(_and(tuple(gate) or ((),), cond))
+        _shared_refs(refs, touched, on_values)
         objects: dict[str, Any] = clone(base)  # JSON data and immutable Derived leaves
         for group in _groups(touched):
             self._apply_group(comp, group, touched, on_values, knob_of, base_values, base, objects)
-        for tpath, kpath in refs.items():  # also inside the variants just made
-            _put_ref(objects, tpath, Ref(kpath, True), tget(base, tpath))
+        for tpath, (kpath,) in refs.items():  # also inside the variants just made (a boolean unquoted)
+            expect = tget(base, tpath)
+            text = knob_of[kpath].kind == "bool" and isinstance(expect, str)
+            _put_ref(objects, tpath, Ref(kpath, knob_of[kpath].kind != "bool" or text, text), expect)
         for oid, kpaths in self.presence.items():
             cond = self._presence(comp, oid, kpaths, knob_of, base_values)
             if cond != ((),):
@@ -1084,7 +1093,7 @@ class Analysis:
         base: dict[str, Obj],
         sent: Sentinels,
         gate_atoms: list[Cond],
-        refs: dict[TPath, Path],
+        refs: dict[TPath, list[Path]],
         touched: dict[Path, list[TPath]],
         on_values: dict[Path, list[tuple[Any, Any]]],
         knob_of: dict[Path, Knob],
@@ -1122,11 +1131,10 @@ class Analysis:
                 on.append((label, setting))
             else:  # only the settings in `on` are built again (by _apply_group)
                 self.forget(base_values, [(knob, setting)])
-        if knob.kind == "enum" and per_alt:
-            like = _value_like(base, current, per_alt)
-            for tp in sorted(like, key=repr):
-                refs[tp] = knob.path
-            per_alt = [(label, tree, [p for p in found if p not in like]) for label, tree, found in per_alt]
+        like = _value_like(base, current, per_alt) if knob.kind in ("enum", "bool") else set()
+        for tp in sorted(like, key=repr):
+            refs.setdefault(tp, []).append(knob.path)
+        per_alt = [(label, tree, [p for p in found if p not in like]) for label, tree, found in per_alt]
         for _, _, found in per_alt:
             paths += found
         knob_of[knob.path] = knob
@@ -1134,6 +1142,7 @@ class Analysis:
             gate_atoms.append(self._cond(knob, [x for x in [current, *(label for label, _ in alts)] if x not in off]))
         if paths:
             touched[knob.path] = paths
+        if paths or like:  # a reference another knob also changes becomes a variant again (_shared_refs)
             on_values[knob.path] = on
 
     def _not_gone(self, knob: Knob, base: dict[str, Obj], tree: dict[str, Obj], found: list[TPath], every: list[tuple[Any, Any]]) -> list[TPath] | None:
@@ -1504,12 +1513,38 @@ def _blank(objs: list[Obj], at: list[tuple[int, TPath]]) -> list[Obj]:
 
 
 def _value_like(base: dict[str, Obj], current: Any, per_alt: list[tuple[Any, dict[str, Obj], list[TPath]]]) -> set[TPath]:
-    """Paths where an enum knob's value itself is the scalar: a reference, not a variant."""
+    """Paths where an enum or boolean knob's value itself is the scalar (a boolean also as the
+    string ``"true"`` / ``"false"``, as env values are): a reference, not a variant."""
     like: set[TPath] | None = None
     for label, tree, found in per_alt:
-        here = {p for p in found if tget(base, p) == current and tget(tree, p) == label}
+        here = {p for p in found if _same(tget(base, p), current) and _same(tget(tree, p), label)}
+        if type(current) is bool:
+            here |= {p for p in found if _same(tget(base, p), _bool_text(current)) and _same(tget(tree, p), _bool_text(label))}
         like = here if like is None else like & here
     return like or set()
+
+
+def _shared_refs(refs: dict[TPath, list[Path]], touched: dict[Path, list[TPath]], on_values: dict[Path, list[tuple[Any, Any]]]) -> None:
+    """A path where a knob's value is the scalar, but which another knob changes too (there or
+    below: the field is ``a or b``, each seen with one knob flipped), is a variant of those
+    knobs, not a reference. (Another knob's variant of a parent path holds the reference in
+    each of its cases where the field is as in the base.)"""
+    for tpath, kpaths in list(refs.items()):
+        others = [p for k, ps in touched.items() if k not in kpaths for p in ps]
+        if len(kpaths) > 1 or any(_prefix(tpath, p) for p in others):
+            del refs[tpath]
+            for kpath in kpaths:
+                touched.setdefault(kpath, []).append(tpath)
+                assert kpath in on_values
+
+
+def _bool_text(value: Any) -> Any:
+    return ("true" if value else "false") if type(value) is bool else value
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal and of one type (``True`` is no ``1``)."""
+    return type(a) is type(b) and a == b
 
 
 def _and(a: Cond, b: Cond) -> Cond:
@@ -1648,6 +1683,8 @@ def evaluate(node: Any, values: dict[str, Any]) -> Any:
         last = node.cases[-1][1]
         return MISSING if last is MISSING else evaluate(last, values)
     if isinstance(node, Ref):
+        if node.text:
+            return _bool_text(_read(values, node.path))
         return copy.deepcopy(_read(values, node.path))
     if isinstance(node, Derived):
         return _read_generated(values, node.key)

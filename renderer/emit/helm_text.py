@@ -9,10 +9,11 @@ line without trimming, so the printed text always evaluates to exactly the chose
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
-from collections.abc import Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -36,7 +37,12 @@ from renderer.emit.helm_ir import (
 )
 from renderer.emit.helm_values import Path
 
+if TYPE_CHECKING:
+    from renderer.emit.helm_named import Helpers
+
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+CHART = "gpu-stack"
+"""The chart's name (its named templates are ``<chart>.<name>``)."""
 
 
 _SCOPE: list[str] = []
@@ -130,13 +136,23 @@ class Out:
         last = self.parts[-1] if self.parts else ""
         return not (self.prefix or (last and not (last.endswith("\n") and len(last) >= 2 and not last[-2].isspace())))
 
-    def include(self, name: str, ind: int) -> None:
-        """The named template's lines, indented by ``ind``, in place of the node."""
-        call = f'include "{name}" {_context()}'
+    def include_call(self, call: str, ind: int) -> None:
+        """``call`` (an ``include`` with its arguments) indented by ``ind``, in place of the node."""
         if self.can_trim():
             self.parts.append(" " * ind + "{{- " + call + f" | nindent {ind}" + " }}\n")
         else:
             self.text("{{ " + call + f" | indent {ind}" + " }}")
+
+    def splice(self, source: str, expr: str, ind: int) -> None:
+        """Entries or items of a values collection among fixed ones, left out when it is empty:
+        ``{{- with x }}{{ toYaml . | nindent N }}{{ end }}`` on one line (it trims the newline
+        before it; the newline after it ends the inserted lines)."""
+        if self.can_trim():
+            self.parts.append(" " * ind + "{{- with " + source + " }}{{ " + expr + f" | nindent {ind}" + " }}{{ end }}\n")
+            return
+        self.ctl("with " + source, ind)
+        self.yaml(expr, ind)
+        self.ctl("end", ind)
 
     def text(self, line: str) -> None:
         self.parts.append(self.prefix + line + "\n")
@@ -175,33 +191,44 @@ def _multiline(value: Any) -> bool:
     return isinstance(value, str) and "\n" in value
 
 
-def _dump(value: Any) -> list[str]:
+def _dump(value: Any, room: int = WIDTH - 40) -> list[str]:
+    """``value`` as YAML lines; a one-line string longer than ``room`` (the width left after the
+    indentation) folded over several lines (YAML reads back the same string)."""
     text = yamlio.dump(value)
     lines = escape(text).rstrip("\n").split("\n")
-    if len(lines) == 1 and len(lines[0]) > WIDTH - 40 and not _multiline(value):
-        # a long one-line string: folded over several lines (YAML reads back the same string)
-        folded = yaml.safe_dump(value, width=100, allow_unicode=True, sort_keys=False)
-        if yaml.safe_load(folded) == value:
-            return escape(folded).rstrip("\n").split("\n")
+    if len(lines) == 1 and len(lines[0]) > room and not _multiline(value):
+        # PyYAML's width is a wish (it breaks at the next space it may break at): narrower
+        # widths until every line fits, else the narrowest try
+        best = lines
+        for width in (room - 20, room - 40, room - 60, 60):
+            folded = yaml.safe_dump(value, width=max(width, 40), allow_unicode=True, sort_keys=False)
+            if yaml.safe_load(folded) != value:
+                continue
+            best = escape(folded).rstrip("\n").split("\n")
+            if max(map(len, best)) <= room:
+                break
+        return best
     return lines
 
 
 _SCALARS = (str, int, float, bool, type(None))
 _DUMPED: dict[tuple[Any, ...], tuple[str, ...]] = {}
-"""Printed lines of ``{key: scalar}`` and ``[scalar]``, by (key, type, value): a template prints
-tens of thousands of small scalars but only about a thousand distinct ones, and PyYAML's
+"""Printed lines of ``{key: scalar}`` and ``[scalar]``, by (key, type, value, room): a template
+prints tens of thousands of small scalars but only about a thousand distinct ones, and PyYAML's
 representer costs far more than the lookup. The type is in the key (``1``, ``True`` and ``1.0``
 are equal but print differently)."""
 
 
-def _dump_one(key: Any, value: Any, item: bool) -> tuple[str, ...]:
-    """``_dump({key: value})`` (or ``_dump([value])`` when ``item``), memoised for scalars."""
+def _dump_one(key: Any, value: Any, item: bool, ind: int = 0) -> tuple[str, ...]:
+    """``_dump({key: value})`` (or ``_dump([value])`` when ``item``) for a line indented by
+    ``ind``, memoised for scalars."""
+    room = WIDTH - ind
     if type(value) not in _SCALARS or type(key) is not str:
-        return tuple(_dump([value] if item else {key: value}))
-    memo_key = (item, key, type(value), value)
+        return tuple(_dump([value] if item else {key: value}, room))
+    memo_key = (item, key, type(value), value, room)
     found = _DUMPED.get(memo_key)
     if found is None:
-        found = _DUMPED[memo_key] = tuple(_dump([value] if item else {key: value}))
+        found = _DUMPED[memo_key] = tuple(_dump([value] if item else {key: value}, room))
     return found
 
 
@@ -228,7 +255,16 @@ def _interp_json(node: Interp) -> str:
     return "{{ list " + " ".join(parts) + ' | join "" | toJson }}'
 
 
+@dataclass(frozen=True)
+class Param:
+    """A literal of a named template's body that differs between its uses: ``{{ .<name> }}``."""
+
+    name: str
+
+
 def _scalar(node: Any) -> str | None:
+    if isinstance(node, Param):
+        return "{{ ." + node.name + " | quote }}"
     if isinstance(node, Derived):
         if _SCOPE and _SCOPE[-1] in node.key:  # one per pool: keyed by the pool's name
             key = json.dumps(node.key.replace("%", "%%").replace(_SCOPE[-1], "%s"))
@@ -268,24 +304,122 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
     while i < len(items):
         key, val = items[i]
         if isinstance(key, Splice):
-            out.ctl("with " + values_expr(key.path), ind)
-            out.yaml("toYaml .", ind)
-            out.ctl("end", ind)
+            out.splice(values_expr(key.path), "toYaml .", ind)
+        elif isinstance(val, Variant) and repr(val) in _VARS:
+            out.text(f"{pad}{_key(key)}: {{{{ ${_VARS[repr(val)]} | quote }}}}")
+        elif isinstance(val, Variant) and isinstance(key, str) and _text_variant(out, key, val, ind):
+            pass
         elif isinstance(val, Variant):
-            # neighbours switched by the same conditions share one if/else
+            # neighbours switched by the same conditions share one if/else (an if/else on the
+            # opposite condition turned around: `if not x / else` next to `if x`)
             run = [items[i]]
-            while i + 1 < len(items) and not isinstance(items[i + 1][0], Splice) and _conds(items[i + 1][1]) == _conds(val):
+            while i + 1 < len(items) and not isinstance(items[i + 1][0], Splice) and repr(items[i + 1][1]) not in _VARS:
+                nxt = items[i + 1][1]
+                if isinstance(nxt, Variant) and _conds(nxt) != _conds(val) and _flippable(val, nxt):
+                    nxt = Variant([(val.cases[0][0], nxt.cases[1][1]), (((),), nxt.cases[0][1])])
+                if _conds(nxt) != _conds(val):
+                    break
                 i += 1
-                run.append(items[i])
+                run.append((items[i][0], nxt))
             merged = Variant([(cond, [(k, v.cases[j][1]) for k, v in run]) for j, (cond, _) in enumerate(val.cases)])
             _variant(out, merged, lambda case: emit_entries(out, {k: c for k, c in case if c is not MISSING}, ind), ind)
+        elif key == "labels" and isinstance(val, dict) and (labels := _labels_call(val)) is not None:
+            out.text(f"{pad}labels:")
+            out.include_call(_wrap_call(labels[0], ind + 2), ind + 2)
+            emit_entries(out, labels[1], ind + 2)
         else:
-            name = out.helpers.use(("entry", key, val)) if out.helpers else None
-            if name is not None:
-                out.include(name, ind)
+            call = out.helpers.call(("entry", key, val), ind) if out.helpers else None
+            if call is not None:
+                out.include_call(call, ind)
             else:
                 emit_entry(out, key, val, ind, pad)
         i += 1
+
+
+def _text_variant(out: Out, key: str, node: Variant, ind: int) -> bool:
+    """A file (multi-line string) of two versions printed once, the lines only one version has
+    behind ``if`` / ``else`` inside the literal block; False (nothing printed) when the two do
+    not print as literal blocks of one header."""
+    if len(node.cases) != 2 or not all(type(case) is str and "\n" in case for _, case in node.cases):
+        return False
+    first, second = (_dump_one(key, case, False) for _, case in node.cases)
+    if len(first) < 2 or len(second) < 2 or first[0] != second[0] or not first[0].endswith(("|", "|-", "|+")):
+        return False
+    pad = " " * ind
+    cond = node.cases[0][0]
+    out.text(pad + first[0])
+    matcher = difflib.SequenceMatcher(a=first[1:], b=second[1:], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            for line in first[1 + i1 : 1 + i2]:
+                out.text(pad + line)
+            continue
+        out.ctl(wrapped("if", cond, ind + 2) if i2 > i1 else "if " + _negated(cond), ind + 2)
+        for line in first[1 + i1 : 1 + i2]:
+            out.text(pad + line)
+        if j2 > j1 and i2 > i1:
+            out.ctl("else", ind + 2)
+        if j2 > j1:
+            for line in second[1 + j1 : 1 + j2]:
+                out.text(pad + line)
+        out.ctl("end", ind + 2)
+    return True
+
+
+def _negated(cond: Cond) -> str:
+    """``not cond`` as a condition: one atom turned around, else ``not (...)``."""
+    if len(cond) == 1 and len(cond[0]) == 1:
+        atom = cond[0][0]
+        if atom.op == "is":
+            return _atom(Atom(atom.path, "is", not atom.value))
+        if atom.op in ("eq", "ne"):
+            return _atom(Atom(atom.path, "ne" if atom.op == "eq" else "eq", atom.value))
+    return f"not ({cond_expr(cond)})"
+
+
+APP_LABELS = "appLabels"
+"""The named template (renderer/data/chart_helpers.tpl) printing what ``common.labels(app,
+component)`` builds: ``app``, ``app.kubernetes.io/name``, ``part-of``, ``component``, ``managed-by``,
+then an ``extra`` map (``daemonsets.labels``) when the labels end with one."""
+_APP_KEYS = ("app", "app.kubernetes.io/name", "app.kubernetes.io/part-of")
+
+
+def _plain(text: Any) -> bool:
+    """A literal string YAML reads back as that string without quotes."""
+    return isinstance(text, str) and bool(text) and _dump_one("k", text, False) == (f"k: {text}",)
+
+
+def _labels_call(node: dict[Any, Any]) -> tuple[list[str], dict[Any, Any]] | None:
+    """``include`` arguments for the labels ``common.labels`` builds at the head of ``node``, and
+    the entries after them; None when the head is not those labels (or not literal)."""
+    items = list(node.items())
+    head = [k for k, _ in items[:3]]
+    if tuple(head) != _APP_KEYS or not _plain(items[0][1]) or items[1][1] != items[0][1] or items[2][1] != "gpu-stack":
+        return None
+    args = ['"app"', json.dumps(items[0][1])]
+    rest = items[3:]
+    if rest and rest[0][0] == "app.kubernetes.io/component":
+        if not _plain(rest[0][1]):
+            return None
+        args += ['"component"', json.dumps(rest[0][1])]
+        rest = rest[1:]
+    if not rest or rest[0] != ("app.kubernetes.io/managed-by", "gpu-render"):
+        return None
+    rest = rest[1:]
+    if len(rest) == 1 and isinstance(rest[0][0], Splice):
+        args += ['"extra"', values_expr(rest[0][0].path)]
+        rest = []
+    return args, dict(rest)
+
+
+def _wrap_call(args: list[str], ind: int) -> str:
+    """``include "<chart>.appLabels" (dict ...)``, its pairs one per line when one line is too long."""
+    one = f'include "{CHART}.{APP_LABELS}" (dict ' + " ".join(args) + ")"
+    if ind + len(one) + 20 <= WIDTH:
+        return one
+    pad = "\n" + " " * (ind + 4)
+    pairs = [f"{args[i]} {args[i + 1]}" for i in range(0, len(args), 2)]
+    return f'include "{CHART}.{APP_LABELS}" (dict' + "".join(pad + p for p in pairs) + ")"
 
 
 def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
@@ -300,9 +434,7 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
         out.ctl(wrapped("if", tuple((Atom(p, "is", True),) for p in val.paths), ind), ind)
         out.text(f"{pad}{k}:")
         for path in val.paths:
-            out.ctl("with " + values_expr(path), ind + 2)
-            out.yaml("toYaml .", ind + 2)
-            out.ctl("end", ind + 2)
+            out.splice(values_expr(path), "toYaml .", ind + 2)
         out.ctl("end", ind)
         return
     scalar = _scalar(val)
@@ -327,7 +459,7 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
         out.text(f"{pad}{k}:")
         emit_items(out, val, ind + 2)
     else:
-        for line in _dump_one(key, val, False):
+        for line in _dump_one(key, val, False, ind):
             out.text(pad + line)
 
 
@@ -338,16 +470,15 @@ def emit_items(out: Out, items: list[Any], ind: int) -> None:
             emit_items(out, [i for i in item if i is not MISSING], ind)
             continue
         if isinstance(item, Splice):
-            out.ctl("with " + values_expr(item.path), ind)
-            expr = "list ." if item.is_map else "."
-            out.yaml("toYaml (" + expr + ")", ind)
-            out.ctl("end", ind)
+            out.splice(values_expr(item.path), "toYaml (list .)" if item.is_map else "toYaml .", ind)
+        elif isinstance(item, Variant) and repr(item) in _VARS:
+            out.text(f"{pad}- {{{{ ${_VARS[repr(item)]} | quote }}}}")
         elif isinstance(item, Variant):
             _variant(out, item, lambda case: emit_items(out, [case], ind), ind)
         else:
-            name = out.helpers.use(("item", "", item)) if out.helpers and isinstance(item, dict) else None
-            if name is not None:
-                out.include(name, ind)
+            call = out.helpers.call(("item", "", item), ind) if out.helpers and isinstance(item, dict) else None
+            if call is not None:
+                out.include_call(call, ind)
             else:
                 emit_item(out, item, ind, pad)
 
@@ -364,7 +495,35 @@ def _runs(items: list[Any]) -> list[Any]:
             out.append(_Run(item, [item]))
         else:
             out.append(item)
-    return [r.variant() if isinstance(r, _Run) else r for r in out]
+    merged: list[Any] = []
+    for one in (r.variant() if isinstance(r, _Run) else r for r in out):
+        last = merged[-1] if merged else None
+        if isinstance(last, Variant) and _gated(one) and _gated(last) and _complement(last.cases[0][0], one.cases[0][0]):
+            merged[-1] = Variant([last.cases[0], (((),), one.cases[0][1])])  # one item or the other: if/else
+        else:
+            merged.append(one)
+    return merged
+
+
+def _flippable(first: Variant, other: Variant) -> bool:
+    """Are both if/else (two cases, the second ``else``) on opposite conditions?"""
+    return (
+        len(first.cases) == len(other.cases) == 2
+        and first.cases[1][0] == other.cases[1][0] == ((),)
+        and _complement(first.cases[0][0], other.cases[0][0])
+    )
+
+
+def _complement(a: Cond, b: Cond) -> bool:
+    """Is ``b`` exactly ``not a``? (One atom each: ``x`` / ``not x``, ``eq x v`` / ``ne x v``.)"""
+    if len(a) != 1 or len(b) != 1 or len(a[0]) != 1 or len(b[0]) != 1:
+        return False
+    x, y = a[0][0], b[0][0]
+    if x.path != y.path:
+        return False
+    if x.op == y.op == "is":
+        return bool(x.value) != bool(y.value)
+    return {x.op, y.op} == {"eq", "ne"} and x.value == y.value
 
 
 class _Run:
@@ -403,7 +562,7 @@ def emit_item(out: Out, item: Any, ind: int, pad: str) -> None:
         out.text(pad + "-")
         emit_items(out, item, ind + 2)
     else:
-        for line in _dump_one("", item, True):
+        for line in _dump_one("", item, True, ind):
             out.text(pad + line)
 
 
@@ -429,218 +588,14 @@ def _variant(out: Out, node: Variant, emit: Any, ind: int = 0) -> None:
     out.ctl("end", ind)
 
 
-HELPER_LINES = 4
-"""Smallest repeated node (printed lines) that becomes a named template."""
-
-Site = tuple[str, str, Any]
-"""A node that may become a named template: ("entry", key, value) or ("item", "", item)."""
-
-
-def _sites(node: Any) -> Iterator[Site]:
-    """Every map entry with a collection value and every map item of a list, outermost first."""
-    if isinstance(node, Variant):
-        for _, case in node.cases:
-            if case is not MISSING:
-                yield from _sites(case)
-    elif isinstance(node, dict):
-        for key, val in node.items():
-            if isinstance(key, str) and isinstance(val, (dict, list)) and val:
-                yield ("entry", key, val)
-            yield from _sites(val)
-    elif isinstance(node, list):
-        for item in node:
-            if isinstance(item, dict) and item:
-                yield ("item", "", item)
-            yield from _sites(item)
-
-
-class _Interner:
-    """A small number per distinct node (equal nodes, equal numbers), computed once per node."""
-
-    def __init__(self) -> None:
-        self.table: dict[Any, int] = {}
-        self.memo: dict[int, tuple[Any, int]] = {}  # id -> (node kept alive, number)
-
-    def of(self, node: Any) -> int:
-        hit = self.memo.get(id(node))
-        if hit is not None and hit[0] is node:
-            return hit[1]
-        key: Any
-        if isinstance(node, Variant):
-            key = ("v", tuple((repr(cond), self.of(case)) for cond, case in node.cases))
-        elif isinstance(node, dict):
-            key = ("d", tuple((type(k).__name__, k, self.of(v)) for k, v in node.items()))
-        elif isinstance(node, list):
-            key = ("l", tuple(self.of(v) for v in node))
-        elif node is MISSING:
-            key = ("m",)
-        else:
-            key = ("s", type(node).__name__, node)
-        num = self.table.setdefault(key, len(self.table))
-        if isinstance(node, (dict, list, Variant)):
-            self.memo[id(node)] = (node, num)
-        return num
-
-
-FP = tuple[str, str, int]
-
-
-def _fingerprint(site: Site, intern: _Interner) -> FP:
-    return (site[0], site[1], intern.of(site[2]))
-
-
-class Helpers:
-    """Nodes repeated across the chart's templates, printed once as named templates.
-
-    A node (a map entry with its key, or a list item) whose text would be printed at least
-    twice and is at least :data:`HELPER_LINES` lines long becomes ``define "<chart>.<key or
-    item name>"``; each place prints ``include ... | nindent N`` instead. The body is printed
-    at indent 0, so it is the same text wherever it goes.
-    """
-
-    RESERVED = frozenset({"name", "chart", "labels", "selectorLabels"})
-    """Names the chart's own helpers (renderer/data/chart_helpers.tpl) use."""
-
-    def __init__(self, chart: str, templates: list[Template]) -> None:
-        self.chart = chart
-        self.names: dict[FP, str] = {}
-        self.sites: dict[FP, Site] = {}
-        self.defining: FP | None = None
-        self.intern = _Interner()
-        where: dict[FP, list[str]] = {}
-        first: dict[FP, Site] = {}
-        for tpl in templates:
-            for node in _nodes(tpl):
-                for site in _sites(node):
-                    fp = _fingerprint(site, self.intern)
-                    where.setdefault(fp, []).append(tpl.name)
-                    first.setdefault(fp, site)
-        # what repeats across components, and is worth a name
-        pools = {tpl.pool_key for tpl in templates if tpl.pool_key}
-        chosen = [
-            fp
-            for fp, tpls in where.items()
-            if len(set(tpls)) >= 2 and _has_action(first[fp][2]) and self._lines(first[fp]) >= HELPER_LINES and not _reads_pool(first[fp][2], pools)
-        ]
-        for _ in range(4):  # drop helpers that end up used once (all their uses inside a bigger one)
-            uses = _uses(templates, {fp: first[fp] for fp in chosen}, self.intern)
-            kept = [fp for fp in chosen if uses.get(fp, 0) >= 2]
-            if kept == chosen:
-                break
-            chosen = kept
-        taken = set(self.RESERVED)
-        for fp in chosen:
-            kind, key, node = first[fp]
-            base = key if kind == "entry" else str(node.get("name") or "item").lower()
-            base = re.sub(r"[^A-Za-z0-9]+", "-", base).strip("-") or "item"
-            name = base if base not in taken else f"{base}-{where[fp][0]}"
-            k = 1
-            while name in taken:
-                k += 1
-                name = f"{base}-{where[fp][0]}-{k}"
-            taken.add(name)
-            self.names[fp] = f"{chart}.{name}"
-            self.sites[fp] = first[fp]
-
-    def use(self, site: Site) -> str | None:
-        if not self.names or not isinstance(site[2], (dict, list)) or not site[2] or not isinstance(site[1], str):
-            return None
-        fp = _fingerprint(site, self.intern)
-        if fp == self.defining or fp not in self.names:
-            return None
-        return self.names[fp]
-
-    @staticmethod
-    def _lines(site: Site) -> int:
-        return Helpers.print_site(site, None).count("\n")
-
-    @staticmethod
-    def print_site(site: Site, helpers: Helpers | None) -> str:
-        out = Out(helpers)
-        kind, key, node = site
-        if kind == "entry":
-            emit_entries(out, {key: node}, 0)
-        else:
-            emit_item(out, node, 0, "")
-        return out.result()
-
-    def body(self, fp: FP, helpers: Helpers | None = None) -> str:
-        use = helpers or self
-        saved, use.defining = use.defining, fp
-        try:
-            return self.print_site(self.sites[fp], use)
-        finally:
-            use.defining = saved
-
-    def text(self) -> str:
-        """The ``define`` blocks, in the order of first use."""
-        out = []
-        for fp, name in self.names.items():
-            body = self.body(fp)
-            out.append('{{- define "' + name + '" -}}\n' + body + "{{- end -}}\n")
-        return "\n".join(out)
-
-
-def _nodes(tpl: Template) -> list[Any]:
-    return [*tpl.objects.values(), *tpl.pooled.values()]
-
-
-def _reads_pool(node: Any, pools: set[str]) -> bool:
-    """Does the node read a pool's own values (printed as ``$pool`` / ``$name``, only inside the range)?"""
-    text = repr(node)
-    return any(key in text for key in pools)
-
-
-def _has_action(node: Any) -> bool:
-    """Does the node take anything from the values? (Literal YAML stays where it is.)"""
-    if isinstance(node, (Variant, Ref, Interp, Block, Splice, MergeBlock, Derived)):
-        return True
-    if isinstance(node, dict):
-        return any(isinstance(k, Splice) or _has_action(v) for k, v in node.items())
-    if isinstance(node, list):
-        return any(_has_action(v) for v in node)
-    return False
-
-
-def _children(node: dict[Any, Any] | list[Any]) -> Iterator[tuple[Site | None, Any]]:
-    """Each child of a map or list, with the site it is when it may become a named template."""
-    if isinstance(node, dict):
-        for key, val in node.items():
-            named = isinstance(key, str) and isinstance(val, (dict, list)) and bool(val)
-            yield (("entry", key, val) if named else None), val
-    else:
-        for item in node:
-            yield (("item", "", item) if isinstance(item, dict) and item else None), item
-
-
-def _uses(templates: list[Template], chosen: dict[FP, Site], intern: _Interner) -> dict[FP, int]:
-    """How often each chosen node would be included: the printer does not look inside an
-    include, so a node inside a chosen one is counted once per printing of that one."""
-    counts: dict[FP, int] = {}
-
-    def walk(node: Any, defining: FP | None) -> None:
-        if isinstance(node, Variant):
-            for _, case in node.cases:
-                if case is not MISSING:
-                    walk(case, defining)
-        elif isinstance(node, (dict, list)):
-            for site, child in _children(node):
-                if site is None or not visit(site, defining):
-                    walk(child, defining)
-
-    def visit(site: Site, defining: FP | None) -> bool:
-        fp = _fingerprint(site, intern)
-        if fp in chosen and fp != defining:
-            counts[fp] = counts.get(fp, 0) + 1
-            return True
-        return False
-
-    for tpl in templates:
-        for node in _nodes(tpl):
-            walk(node, None)
-    for fp, (_, _, node) in chosen.items():
-        walk(node, fp)
-    return counts
+def _camel(text: str) -> str:
+    """``PROCESS_TO_SIGNAL`` / ``mount-path`` -> ``processToSignal`` / ``mountPath``."""
+    words = [w for w in re.split(r"[^A-Za-z0-9]+", text) if w]
+    if not words:
+        return ""
+    if all(w.isupper() or w.isdigit() for w in words):
+        words = [w.lower() for w in words]
+    return words[0][:1].lower() + words[0][1:] + "".join(w[:1].upper() + w[1:] for w in words[1:])
 
 
 def template_text(tpl: Template, header: str, helpers: Helpers | None = None) -> str:
@@ -698,4 +653,83 @@ def _object(out: Out, node: Any) -> None:
         _variant(out, node, lambda case: _object(out, case))
         return
     out.text("---")
-    emit_entries(out, node, 0)
+    hoisted = _repeated(node)
+    for var, variant in hoisted:
+        _assign(out, var, variant)
+    _VARS.update({repr(variant): var for var, variant in hoisted})
+    try:
+        emit_entries(out, node, 0)
+    finally:
+        _VARS.clear()
+
+
+_VARS: dict[str, str] = {}
+"""While an object is printed: its repeated one-string variants (by repr), each computed once at
+the object's top into a variable (the driver DaemonSet's name, label and selector)."""
+
+
+def _hoistable(node: Variant) -> bool:
+    """A chooser among three or more strings (no case left out; an if/else is as short inline)."""
+    return len(node.cases) >= 3 and all(
+        type(case) is str or isinstance(case, Interp) or (isinstance(case, Ref) and case.quote) for _, case in node.cases
+    )
+
+
+def _repeated(obj: Any) -> list[tuple[str, Variant]]:
+    """(variable, variant) for every one-string variant printed two or more times in ``obj``,
+    named after the keys where it first stands (``metadata.name`` -> ``metadataName``)."""
+    found: dict[str, list[tuple[tuple[str, ...], Variant]]] = {}
+
+    def walk(node: Any, path: tuple[str, ...]) -> None:
+        if isinstance(node, Variant):
+            if _hoistable(node):
+                found.setdefault(repr(node), []).append((path, node))
+                return
+            for _, case in node.cases:
+                walk(case, path)
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, (*path, k) if isinstance(k, str) else path)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v, path)
+
+    walk(obj, ())
+    out: list[tuple[str, Variant]] = []
+    taken = {"name", "pool", "Values"}
+    for uses in found.values():
+        if len(uses) < 2:
+            continue
+        path, variant = uses[0]
+        var = _camel("-".join(path[-2:]))
+        k = 1
+        while not IDENT.fullmatch(var or "-") or var in taken:
+            k += 1
+            var = f"value{k}"
+        taken.add(var)
+        out.append((var, variant))
+    return out
+
+
+def _assign(out: Out, var: str, node: Variant) -> None:
+    """``$var`` set to the variant's string: declared empty, assigned in each case."""
+    out.ctl(f'${var} := ""')
+    for i, (cond, case) in enumerate(node.cases):
+        if i == 0:
+            out.ctl(wrapped("if", cond))
+        elif i == len(node.cases) - 1:
+            out.ctl("else")
+        else:
+            out.ctl(wrapped("else if", cond))
+        out.ctl(f"${var} = {_string_expr(case)}")
+    out.ctl("end")
+
+
+def _string_expr(node: Any) -> str:
+    """A string as a template expression: a literal, a value, or ``printf`` of the parts."""
+    if isinstance(node, Ref):
+        return values_expr(node.path)
+    if isinstance(node, Interp):
+        fmt = "".join("%v" if isinstance(p, Ref) else p.replace("%", "%%") for p in node.parts)
+        return "printf " + json.dumps(fmt) + "".join(" " + values_expr(p.path) for p in node.parts if isinstance(p, Ref))
+    return json.dumps(node)

@@ -15,6 +15,23 @@ pod template, so a chart upgrade that changes nothing else restarts no pod (driv
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{/*
+Labels of a component's objects: (dict "app" NAME) with "component" COMPONENT when it has one,
+and "extra" MAP for labels the values add (daemonsets.labels), merged in after them.
+*/}}
+{{- define "gpu-stack.appLabels" -}}
+app: {{ .app }}
+app.kubernetes.io/name: {{ .app }}
+app.kubernetes.io/part-of: gpu-stack
+{{- with .component }}
+app.kubernetes.io/component: {{ . }}
+{{- end }}
+app.kubernetes.io/managed-by: gpu-render
+{{- with .extra }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
 {{/* Labels for extra objects a user adds next to the chart. */}}
 {{- define "gpu-stack.labels" -}}
 app.kubernetes.io/name: {{ include "gpu-stack.name" . }}
@@ -112,9 +129,7 @@ updateStrategy:
 {{- define "gpu-stack.annotations" -}}
 {{- if or .Values.daemonsets.annotations .Values.cdi.nriPluginEnabled }}
 annotations:
-  {{- with .Values.daemonsets.annotations }}
-  {{- toYaml . | nindent 2 }}
-  {{- end }}
+  {{- with .Values.daemonsets.annotations }}{{ toYaml . | nindent 2 }}{{ end }}
   {{- if .Values.cdi.nriPluginEnabled }}
   nvidia.cdi.k8s.io/container.toolkit-validation: management.nvidia.com/gpu=all
   {{- end }}
@@ -154,17 +169,7 @@ annotations:
 initContainers:
   {{- include "gpu-stack.toolkit-validation-device-plugin" . | nindent 2 }}
   {{- if .Values.devicePlugin.config.name }}
-  - name: config-manager-init
-    image: "{{ .Values.devicePlugin.repository }}/{{ .Values.devicePlugin.image }}:{{ .Values.devicePlugin.version }}"
-    imagePullPolicy: IfNotPresent
-    command:
-      - config-manager
-    {{- include "gpu-stack.env" . | nindent 4 }}
-    volumeMounts:
-      - name: available-configs
-        mountPath: /available-configs
-      - name: config
-        mountPath: /config
+  {{- include "gpu-stack.config-manager-init" . | nindent 2 }}
   {{- end }}
 {{- end -}}
 
@@ -176,8 +181,7 @@ initContainers:
     - sh
     - -c
   args:
-    - until [ -f /run/nvidia/validations/toolkit-ready ]; do echo waiting for nvidia container stack to be
-      setup; sleep 5; done
+    - until [ -f /run/nvidia/validations/toolkit-ready ]; do echo waiting for nvidia container stack to be setup; sleep 5; done
   securityContext:
     privileged: true
     runAsUser: 0
@@ -191,32 +195,42 @@ initContainers:
   {{- end }}
 {{- end -}}
 
-{{- define "gpu-stack.env" -}}
-env:
-  - name: ONESHOT
-    value: 'true'
-  - name: KUBECONFIG
-    value: ''
-  - name: NODE_NAME
-    valueFrom:
-      fieldRef:
-        fieldPath: spec.nodeName
-  - name: NODE_LABEL
-    value: nvidia.com/device-plugin.config
-  - name: CONFIG_FILE_SRCDIR
-    value: /available-configs
-  - name: CONFIG_FILE_DST
-    value: /config/config.yaml
-  - name: DEFAULT_CONFIG
-    value: {{ .Values.devicePlugin.config.default | quote }}
-  - name: FALLBACK_STRATEGIES
-    value: empty
-  - name: SEND_SIGNAL
-    value: 'false'
-  - name: SIGNAL
-    value: ''
-  - name: PROCESS_TO_SIGNAL
-    value: ''
+{{- define "gpu-stack.config-manager-init" -}}
+- name: config-manager-init
+  image: "{{ .Values.devicePlugin.repository }}/{{ .Values.devicePlugin.image }}:{{ .Values.devicePlugin.version }}"
+  imagePullPolicy: IfNotPresent
+  command:
+    - config-manager
+  env:
+    - name: ONESHOT
+      value: 'true'
+    - name: KUBECONFIG
+      value: ''
+    - name: NODE_NAME
+      valueFrom:
+        fieldRef:
+          fieldPath: spec.nodeName
+    - name: NODE_LABEL
+      value: nvidia.com/device-plugin.config
+    - name: CONFIG_FILE_SRCDIR
+      value: /available-configs
+    - name: CONFIG_FILE_DST
+      value: /config/config.yaml
+    - name: DEFAULT_CONFIG
+      value: {{ .Values.devicePlugin.config.default | quote }}
+    - name: FALLBACK_STRATEGIES
+      value: empty
+    - name: SEND_SIGNAL
+      value: 'false'
+    - name: SIGNAL
+      value: ''
+    - name: PROCESS_TO_SIGNAL
+      value: ''
+  volumeMounts:
+    - name: available-configs
+      mountPath: /available-configs
+    - name: config
+      mountPath: /config
 {{- end -}}
 
 {{- define "gpu-stack.driver-install-dir" -}}
@@ -241,12 +255,8 @@ initContainers:
 {{- define "gpu-stack.annotations-dcgm-exporter" -}}
 {{- if or .Values.daemonsets.annotations .Values.dcgmExporter.annotations .Values.cdi.nriPluginEnabled }}
 annotations:
-  {{- with .Values.daemonsets.annotations }}
-  {{- toYaml . | nindent 2 }}
-  {{- end }}
-  {{- with .Values.dcgmExporter.annotations }}
-  {{- toYaml . | nindent 2 }}
-  {{- end }}
+  {{- with .Values.daemonsets.annotations }}{{ toYaml . | nindent 2 }}{{ end }}
+  {{- with .Values.dcgmExporter.annotations }}{{ toYaml . | nindent 2 }}{{ end }}
   {{- if .Values.cdi.nriPluginEnabled }}
   nvidia.cdi.k8s.io/container.nvidia-dcgm-exporter: management.nvidia.com/gpu=all
   {{- end }}
@@ -264,28 +274,17 @@ volumes:
       path: "{{ .Values.hostPaths.kubeletRootDir }}/pod-resources"
 {{- end -}}
 
-{{- define "gpu-stack.item" -}}
-- port: gpu-metrics
-  path: /metrics
-  interval: {{ .Values.dcgmExporter.serviceMonitor.interval | quote }}
-  scrapeTimeout: {{ .Values.dcgmExporter.serviceMonitor.scrapeTimeout | quote }}
-  honorLabels: true
-  {{- with .Values.dcgmExporter.serviceMonitor.relabelings }}
-  relabelings:
-    {{- toYaml . | nindent 4 }}
-  {{- end }}
-{{- end -}}
-
-{{- define "gpu-stack.item-dcgm-exporter" -}}
-- port: gpu-metrics
-  path: /metrics
-  interval: {{ .Values.dcgmExporter.serviceMonitor.interval | quote }}
-  scrapeTimeout: {{ .Values.dcgmExporter.serviceMonitor.scrapeTimeout | quote }}
-  honorLabels: false
-  {{- with .Values.dcgmExporter.serviceMonitor.relabelings }}
-  relabelings:
-    {{- toYaml . | nindent 4 }}
-  {{- end }}
+{{- define "gpu-stack.endpoints" -}}
+endpoints:
+  - port: gpu-metrics
+    path: /metrics
+    interval: {{ .Values.dcgmExporter.serviceMonitor.interval | quote }}
+    scrapeTimeout: {{ .Values.dcgmExporter.serviceMonitor.scrapeTimeout | quote }}
+    honorLabels: {{ .Values.dcgmExporter.serviceMonitor.honorLabels }}
+    {{- with .Values.dcgmExporter.serviceMonitor.relabelings }}
+    relabelings:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
 {{- end -}}
 
 {{- define "gpu-stack.vfio-pci-validation" -}}
@@ -296,10 +295,9 @@ volumes:
     - sh
     - -c
   args:
-    - until [ -f /run/nvidia/validations/workload-type ]; do echo waiting for workload type status file; sleep
-      5; done; if [ "$(cat /run/nvidia/validations/workload-type)" != "vm-passthrough" ]; then echo vfio-pci
-      not needed, skipping validation; exit 0; fi; until [ -f /run/nvidia/validations/vfio-pci-ready ]; do
-      echo waiting for vfio-pci driver ...; sleep 5; done;
+    - until [ -f /run/nvidia/validations/workload-type ]; do echo waiting for workload type status file; sleep 5; done; if
+      [ "$(cat /run/nvidia/validations/workload-type)" != "vm-passthrough" ]; then echo vfio-pci not needed, skipping validation;
+      exit 0; fi; until [ -f /run/nvidia/validations/vfio-pci-ready ]; do echo waiting for vfio-pci driver ...; sleep 5; done;
   env:
     - name: NVIDIA_VISIBLE_DEVICES
       value: void
@@ -310,4 +308,44 @@ volumes:
     - name: run-nvidia-validations
       mountPath: /run/nvidia/validations
       mountPropagation: HostToContainer
+{{- end -}}
+
+{{- define "gpu-stack.config-manager" -}}
+- name: config-manager
+  image: "{{ .Values.devicePlugin.repository }}/{{ .Values.devicePlugin.image }}:{{ .Values.devicePlugin.version }}"
+  imagePullPolicy: IfNotPresent
+  command:
+    - config-manager
+  env:
+    - name: ONESHOT
+      value: 'false'
+    - name: KUBECONFIG
+      value: ''
+    - name: NODE_NAME
+      valueFrom:
+        fieldRef:
+          fieldPath: spec.nodeName
+    - name: NODE_LABEL
+      value: nvidia.com/device-plugin.config
+    - name: CONFIG_FILE_SRCDIR
+      value: /available-configs
+    - name: CONFIG_FILE_DST
+      value: /config/config.yaml
+    - name: DEFAULT_CONFIG
+      value: {{ .Values.devicePlugin.config.default | quote }}
+    - name: FALLBACK_STRATEGIES
+      value: empty
+    - name: SEND_SIGNAL
+      value: 'true'
+    - name: SIGNAL
+      value: '1'
+    - name: PROCESS_TO_SIGNAL
+      value: {{ .processToSignal | quote }}
+  volumeMounts:
+    - name: available-configs
+      mountPath: /available-configs
+    - name: config
+      mountPath: /config
+  securityContext:
+    privileged: true
 {{- end -}}

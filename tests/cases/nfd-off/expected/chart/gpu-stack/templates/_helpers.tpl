@@ -15,6 +15,23 @@ pod template, so a chart upgrade that changes nothing else restarts no pod (driv
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{/*
+Labels of a component's objects: (dict "app" NAME) with "component" COMPONENT when it has one,
+and "extra" MAP for labels the values add (daemonsets.labels), merged in after them.
+*/}}
+{{- define "gpu-stack.appLabels" -}}
+app: {{ .app }}
+app.kubernetes.io/name: {{ .app }}
+app.kubernetes.io/part-of: gpu-stack
+{{- with .component }}
+app.kubernetes.io/component: {{ . }}
+{{- end }}
+app.kubernetes.io/managed-by: gpu-render
+{{- with .extra }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
 {{/* Labels for extra objects a user adds next to the chart. */}}
 {{- define "gpu-stack.labels" -}}
 app.kubernetes.io/name: {{ include "gpu-stack.name" . }}
@@ -113,17 +130,7 @@ updateStrategy:
 initContainers:
   {{- include "gpu-stack.toolkit-validation" . | nindent 2 }}
   {{- if .Values.devicePlugin.config.name }}
-  - name: config-manager-init
-    image: "{{ .Values.devicePlugin.repository }}/{{ .Values.devicePlugin.image }}:{{ .Values.devicePlugin.version }}"
-    imagePullPolicy: IfNotPresent
-    command:
-      - config-manager
-    {{- include "gpu-stack.env" . | nindent 4 }}
-    volumeMounts:
-      - name: available-configs
-        mountPath: /available-configs
-      - name: config
-        mountPath: /config
+  {{- include "gpu-stack.config-manager-init" . | nindent 2 }}
   {{- end }}
 {{- end -}}
 
@@ -135,8 +142,7 @@ initContainers:
     - sh
     - -c
   args:
-    - until [ -f /run/nvidia/validations/toolkit-ready ]; do echo waiting for nvidia container stack to be
-      setup; sleep 5; done
+    - until [ -f /run/nvidia/validations/toolkit-ready ]; do echo waiting for nvidia container stack to be setup; sleep 5; done
   securityContext:
     privileged: true
     runAsUser: 0
@@ -150,32 +156,42 @@ initContainers:
   {{- end }}
 {{- end -}}
 
-{{- define "gpu-stack.env" -}}
-env:
-  - name: ONESHOT
-    value: 'true'
-  - name: KUBECONFIG
-    value: ''
-  - name: NODE_NAME
-    valueFrom:
-      fieldRef:
-        fieldPath: spec.nodeName
-  - name: NODE_LABEL
-    value: nvidia.com/device-plugin.config
-  - name: CONFIG_FILE_SRCDIR
-    value: /available-configs
-  - name: CONFIG_FILE_DST
-    value: /config/config.yaml
-  - name: DEFAULT_CONFIG
-    value: {{ .Values.devicePlugin.config.default | quote }}
-  - name: FALLBACK_STRATEGIES
-    value: empty
-  - name: SEND_SIGNAL
-    value: 'false'
-  - name: SIGNAL
-    value: ''
-  - name: PROCESS_TO_SIGNAL
-    value: ''
+{{- define "gpu-stack.config-manager-init" -}}
+- name: config-manager-init
+  image: "{{ .Values.devicePlugin.repository }}/{{ .Values.devicePlugin.image }}:{{ .Values.devicePlugin.version }}"
+  imagePullPolicy: IfNotPresent
+  command:
+    - config-manager
+  env:
+    - name: ONESHOT
+      value: 'true'
+    - name: KUBECONFIG
+      value: ''
+    - name: NODE_NAME
+      valueFrom:
+        fieldRef:
+          fieldPath: spec.nodeName
+    - name: NODE_LABEL
+      value: nvidia.com/device-plugin.config
+    - name: CONFIG_FILE_SRCDIR
+      value: /available-configs
+    - name: CONFIG_FILE_DST
+      value: /config/config.yaml
+    - name: DEFAULT_CONFIG
+      value: {{ .Values.devicePlugin.config.default | quote }}
+    - name: FALLBACK_STRATEGIES
+      value: empty
+    - name: SEND_SIGNAL
+      value: 'false'
+    - name: SIGNAL
+      value: ''
+    - name: PROCESS_TO_SIGNAL
+      value: ''
+  volumeMounts:
+    - name: available-configs
+      mountPath: /available-configs
+    - name: config
+      mountPath: /config
 {{- end -}}
 
 {{- define "gpu-stack.driver-install-dir" -}}
@@ -205,10 +221,9 @@ initContainers:
     - sh
     - -c
   args:
-    - until [ -f /run/nvidia/validations/workload-type ]; do echo waiting for workload type status file; sleep
-      5; done; if [ "$(cat /run/nvidia/validations/workload-type)" != "vm-passthrough" ]; then echo vfio-pci
-      not needed, skipping validation; exit 0; fi; until [ -f /run/nvidia/validations/vfio-pci-ready ]; do
-      echo waiting for vfio-pci driver ...; sleep 5; done;
+    - until [ -f /run/nvidia/validations/workload-type ]; do echo waiting for workload type status file; sleep 5; done; if
+      [ "$(cat /run/nvidia/validations/workload-type)" != "vm-passthrough" ]; then echo vfio-pci not needed, skipping validation;
+      exit 0; fi; until [ -f /run/nvidia/validations/vfio-pci-ready ]; do echo waiting for vfio-pci driver ...; sleep 5; done;
   env:
     - name: NVIDIA_VISIBLE_DEVICES
       value: void
@@ -219,4 +234,44 @@ initContainers:
     - name: run-nvidia-validations
       mountPath: /run/nvidia/validations
       mountPropagation: HostToContainer
+{{- end -}}
+
+{{- define "gpu-stack.config-manager" -}}
+- name: config-manager
+  image: "{{ .Values.devicePlugin.repository }}/{{ .Values.devicePlugin.image }}:{{ .Values.devicePlugin.version }}"
+  imagePullPolicy: IfNotPresent
+  command:
+    - config-manager
+  env:
+    - name: ONESHOT
+      value: 'false'
+    - name: KUBECONFIG
+      value: ''
+    - name: NODE_NAME
+      valueFrom:
+        fieldRef:
+          fieldPath: spec.nodeName
+    - name: NODE_LABEL
+      value: nvidia.com/device-plugin.config
+    - name: CONFIG_FILE_SRCDIR
+      value: /available-configs
+    - name: CONFIG_FILE_DST
+      value: /config/config.yaml
+    - name: DEFAULT_CONFIG
+      value: {{ .Values.devicePlugin.config.default | quote }}
+    - name: FALLBACK_STRATEGIES
+      value: empty
+    - name: SEND_SIGNAL
+      value: 'true'
+    - name: SIGNAL
+      value: '1'
+    - name: PROCESS_TO_SIGNAL
+      value: {{ .processToSignal | quote }}
+  volumeMounts:
+    - name: available-configs
+      mountPath: /available-configs
+    - name: config
+      mountPath: /config
+  securityContext:
+    privileged: true
 {{- end -}}
