@@ -240,7 +240,6 @@ KNOBS = [
 DP_CONFIG_KNOB = Knob("devicePlugin.config", ("--set-json", "devicePlugin.config=" + json.dumps(DP_CONFIG)), _set("devicePlugin.config", DP_CONFIG))
 
 
-@pytest.mark.xfail(strict=True, reason="the plugin-config ConfigMap is gated by config.create while its name is the structural knob config.name: the chart emitter varies them one at a time (docs/helm-chart.md, Limits)")
 def test_knob_plugin_config(helm: str, example: Path) -> None:
     p = plan(read_inputs(ROOT / "values.yaml", None))
     assert p.base is not None

@@ -922,6 +922,7 @@ class Analysis:
             for knob in todo:
                 done.add(knob.path)
                 self._vary(comp, knob, values, base_values, base, sent, gate_atoms, refs, touched, on_values, knob_of)
+        self._pair_nameless(comp, base_values, base, touched, on_values, knob_of)
         for cond in gate_atoms:
             gate = list(_and(tuple(gate) or ((),), cond))
         objects: dict[str, Any] = clone(base)  # JSON data and immutable Derived leaves
@@ -937,6 +938,38 @@ class Analysis:
         # a knob one of whose values could not be built with placeholders has no variant for
         # that value: `--set` of it would not reach the template, so it is build-time, said so
         return Template(comp.name, tuple(gate), converted, fixed | self.unbuilt, {k.path for k in good} | set(touched))
+
+    def _pair_nameless(
+        self,
+        comp: Component,
+        base_values: dict[str, Any],
+        base: dict[str, Obj],
+        touched: dict[Path, list[TPath]],
+        on_values: dict[Path, list[tuple[Any, Any]]],
+        knob_of: dict[Path, Knob],
+    ) -> None:
+        """A knob whose variant adds an object without a name (``devicePlugin.config.create``
+        while ``config.name``, empty in the base, names the ConfigMap) is varied together with
+        each knob that is empty in the base ("set") and names that object when set: the object
+        is then the pair's, under both knobs, and the nameless one (no real render has it: the
+        policy check refuses it) is dropped."""
+        sets = [k for k in touched if knob_of[k].kind == "set"]
+        for a in [k for k, ps in touched.items() if any(len(p) == 1 and str(p[0]).endswith("/") and p[0] not in base for p in ps)]:
+            nameless = [p for p in touched[a] if len(p) == 1 and str(p[0]).endswith("/") and p[0] not in base]
+            paired: list[TPath] = []
+            for b in sets:
+                if b == a:
+                    continue
+                for _, sa in on_values[a][1:]:
+                    for _, sb in on_values[b][1:]:
+                        alone = {oid for t in (self.masked_tree(comp, base_values, [(knob_of[a], sa)]), self.masked_tree(comp, base_values, [(knob_of[b], sb)])) for oid in t or {}}
+                        tree = self.masked_tree(comp, base_values, [(knob_of[a], sa), (knob_of[b], sb)])
+                        new = [(oid,) for oid in tree or {} if oid not in base and oid not in alone and not oid.endswith("/")]
+                        if new:
+                            paired += new
+                            touched[b] = [*touched[b], *new]
+            if paired:
+                touched[a] = [p for p in touched[a] if p not in nameless] + paired
 
     def _vary(
         self,
