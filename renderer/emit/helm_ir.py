@@ -758,11 +758,13 @@ class Analysis:
         return "/".join([comp.name, oid, *parts])
 
     def _find_derived(self, comp: Component, values: dict[str, Any], real: dict[str, Obj]) -> list[tuple[int, TPath]]:
-        """Hash-like string leaves (digests, checksums): computed from other fields, not set by a knob."""
-        del comp, values
+        """Hash-like string leaves (digests, checksums): computed from other fields, not set by a
+        knob; and the leaves the component declares computed from its pool list."""
+        del values
         out: list[tuple[int, TPath]] = []
-        for i, obj in enumerate(real.values()):
+        for i, (oid, obj) in enumerate(real.items()):
             out += [(i, p) for p in _hash_leaves(obj, ())]
+            out += [(i, p) for cid, p in comp.computed if cid == oid and isinstance(tget(obj, p), str) and (i, p) not in out]
         return out
 
     def align(self, tree: dict[str, Obj] | None) -> dict[str, Obj] | None:
