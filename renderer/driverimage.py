@@ -261,6 +261,17 @@ any other OS (``other``) gets none of them."""
 FAMILIES = ("apt", "rhel", "yum", "suse", "other")
 
 
+REPO_DIRS = {"apt": "/etc/apt/sources.list.d", "rhel": "/etc/yum.repos.d", "yum": "/etc/yum.repos.d", "suse": "/etc/zypp/repos.d"}
+CERT_DIRS = {
+    "apt": "/usr/local/share/ca-certificates",
+    "rhel": "/etc/pki/ca-trust/extracted/pem",
+    "yum": "/etc/pki/ca-trust/extracted/pem",
+    "suse": "/etc/pki/trust/anchors",
+}
+"""Where the driver container reads repository files and CA certificates, by OS family (a pool
+mounts its ConfigMaps there; none for precompiled drivers)."""
+
+
 def os_family(os_id: str) -> str:
     return OS_FAMILIES.get(os_id, "other")
 
@@ -303,6 +314,8 @@ def pool_facts(values: dict[str, Any], pool: Pool) -> dict[str, Any]:
         "runtime": str(pool.values.get("runtime") or ""),
         "subscriptions": pool.subscriptions,
         "hostModules": pool.host_modules,
+        "repoDir": pool.repo_dir,
+        "certDir": pool.cert_dir,
     }
 
 
@@ -315,7 +328,13 @@ def pool_from_facts(values: dict[str, Any], pool: dict[str, Any], facts: dict[st
             entry[key] = fact
     selector = {str(k): str(v) for k, v in (facts.get("osSelector") or {}).items()}
     made = _assemble(values, entry, str(facts.get("osTag") or ""), selector, str(facts.get("osFamily") or "other"), kernel, str(facts.get("kernelName") or ""))
-    return replace(made, subscriptions=str(facts.get("subscriptions") or ""), host_modules=bool(facts.get("hostModules")))
+    return replace(
+        made,
+        subscriptions=str(facts.get("subscriptions") or ""),
+        host_modules=bool(facts.get("hostModules")),
+        repo_dir=str(facts.get("repoDir") or ""),
+        cert_dir=str(facts.get("certDir") or ""),
+    )
 
 
 def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels: dict[str, str], family: str, kernel: str, kernel_name: str) -> Pool:
@@ -359,6 +378,8 @@ def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels:
         kernel_name=kernel_name,
         subscriptions=subscriptions(values, family, runtime, precompiled, driver),
         host_modules=precompiled and family == "suse",
+        repo_dir="" if precompiled else REPO_DIRS.get(family, ""),
+        cert_dir="" if precompiled else CERT_DIRS.get(family, ""),
     )
 
 

@@ -40,6 +40,11 @@ class Pool:
     (:func:`renderer.driverimage.subscriptions`)."""
     host_modules: bool = False
     """A precompiled driver on SUSE: the host's ``/lib/modules`` is mounted."""
+    repo_dir: str = ""
+    """Where a repository ConfigMap is mounted (the OS family's directory); empty for none
+    (precompiled drivers, an OS without one)."""
+    cert_dir: str = ""
+    """Where a CA certificate ConfigMap is mounted; empty for none."""
 
     @property
     def resource_allocation(self) -> str:

@@ -535,6 +535,11 @@ def tset(root: Any, path: TPath, value: Any, ref: Any) -> None:
             return
         ref_names = _names(ref_parent) if isinstance(ref_parent, list) else []
         pos = _insert_pos(names, ref_names, elem[1])
+        # past items another knob's variant added there (not in this variant): knobs varied
+        # apart that both add an item after one predecessor (the GDS and GDRCopy sidecars, their
+        # env) keep the order the builder gives them, which is the order the knobs are applied
+        while pos < len(parent) and pos > 0 and isinstance(parent[pos], Variant) and names[pos] not in ref_names:
+            pos += 1
         parent.insert(pos, value)
         return
     assert isinstance(parent, dict)
@@ -923,7 +928,15 @@ class Analysis:
                 break
             for knob in todo:
                 done.add(knob.path)
-                self._vary(comp, knob, values, base_values, base, sent, gate_atoms, refs, touched, on_values, knob_of)
+                alts = self._alt_values(knob, self._current(knob, values), sent, values)
+                reverted = self._culprits(comp, knob, alts, values, base_values, good) if self._base_read(knob) else []
+                for k in reverted:  # their placeholders broke a variant: real values, fixed at build time
+                    base_values = assign(base_values, k.path, get(values, k.path))
+                    good.remove(k)
+                    fixed.add(k.path)
+                if reverted:
+                    self.masked = {(): base}
+                self._vary(comp, knob, alts, values, base_values, base, gate_atoms, refs, touched, on_values, knob_of)
         self._pair_nameless(comp, base_values, base, touched, on_values, knob_of)
         for cond in gate_atoms:
             gate = list(_and(tuple(gate) or ((),), cond))
@@ -977,19 +990,18 @@ class Analysis:
         self,
         comp: Component,
         knob: Knob,
+        alts: list[tuple[Any, Any]],
         values: dict[str, Any],
         base_values: dict[str, Any],
         base: dict[str, Obj],
-        sent: Sentinels,
         gate_atoms: list[Cond],
         refs: dict[TPath, Path],
         touched: dict[Path, list[TPath]],
         on_values: dict[Path, list[tuple[Any, Any]]],
         knob_of: dict[Path, Knob],
     ) -> None:
-        """Flip one structural knob through its domain and record what changes."""
+        """Flip one structural knob through its other values ``alts`` and record what changes."""
         current = self._current(knob, values)
-        alts = self._alt_values(knob, current, sent, values)
         knob_of[knob.path] = knob
         if not self._base_read(knob):
             # every variant is built from the base values with this one knob flipped: a build
@@ -1038,6 +1050,48 @@ class Analysis:
         if paths:
             touched[knob.path] = paths
             on_values[knob.path] = on
+
+    def _culprits(self, comp: Component, knob: Knob, alts: list[tuple[Any, Any]], values: dict[str, Any], base_values: dict[str, Any], good: list[Knob]) -> list[Knob]:
+        """For the first value of ``alts`` that fails to build, the transparent knobs (of ``good``)
+        to put back to their real values first (:meth:`_culprits_of`)."""
+        setting = next((st for _, st in alts if self.masked_tree(comp, base_values, [(knob, st)]) is None), MISSING)
+        return [] if setting is MISSING else self._culprits_of(comp, knob, setting, values, base_values, good)
+
+    def _culprits_of(self, comp: Component, knob: Knob, setting: Any, values: dict[str, Any], base_values: dict[str, Any], good: list[Knob]) -> list[Knob]:
+        """The transparent knobs whose placeholders make ``knob = setting`` fail to build while
+        the base build does not depend on them (the GDS sidecar turns an empty ``gds.args`` into
+        its own script: a placeholder list there is text; a drain timeout only read with drain
+        on is parsed), found by bisection; empty when putting them back does not help or would
+        change the base."""
+        unread = list(good)
+
+        def ok(keep: list[Knob]) -> bool:
+            vals = base_values
+            for k in unread:
+                if k not in keep:
+                    vals = assign(vals, k.path, get(values, k.path))
+            return self.tree(comp, assign(vals, knob.path, setting)) is not None
+
+        if not unread or not ok([]):
+            return []
+        bad: list[Knob] = []
+
+        def bisect(group: list[Knob]) -> None:
+            if not group or ok(group):
+                return
+            if len(group) == 1:
+                bad.append(group[0])
+                return
+            bisect(group[: len(group) // 2])
+            bisect(group[len(group) // 2 :])
+
+        bisect(unread)
+        if not bad or not ok([k for k in unread if k not in bad]):
+            return []
+        vals = base_values
+        for k in bad:
+            vals = assign(vals, k.path, get(values, k.path))
+        return bad if self.mask(self.tree(comp, vals)) == self.masked[()] else []
 
     def _presence(self, comp: Component, oid: str, kpaths: list[Path], knob_of: dict[Path, Knob], base_values: dict[str, Any]) -> Cond:
         """When the base object ``oid`` is there, over the knobs that can leave it out."""

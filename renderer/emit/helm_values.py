@@ -52,6 +52,8 @@ NODE_SCHEMA: dict[str, Any] = {
             "description": "Host subscription files the driver build mounts (none on OpenShift, for precompiled drivers, for RHEL with CRI-O or a repo config).",
         },
         "hostModules": {"type": "boolean", "description": "Mount the host's /lib/modules (a precompiled driver on SUSE)."},
+        "repoDir": {"type": "string", "description": "Where the pool's repository ConfigMap is mounted (the OS family's directory); empty for none (precompiled, an OS without one)."},
+        "certDir": {"type": "string", "description": "Where the pool's CA certificate ConfigMap is mounted; empty for none."},
     },
     "additionalProperties": False,
 }
