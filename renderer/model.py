@@ -45,6 +45,11 @@ class Pool:
     (precompiled drivers, an OS without one)."""
     cert_dir: str = ""
     """Where a CA certificate ConfigMap is mounted; empty for none."""
+    vgpu_image: str = ""
+    """The vGPU manager image of a ``vgpu-host-manager`` pool whose own ``driver`` names one
+    (repository, image or version of its own); empty when ``vgpuManager``'s is used."""
+    selector_expressions: tuple[dict[str, Any], ...] = ()
+    """``node_selector`` as node-affinity ``matchExpressions`` (``In`` one value, sorted by key)."""
 
     @property
     def resource_allocation(self) -> str:

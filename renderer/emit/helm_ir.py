@@ -1809,9 +1809,18 @@ def synthetic_values(values: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _pooled(analysis: Analysis, comp: Component, synthetic: dict[str, Any]) -> bool:
-    """Does ``comp`` build an object named after its pool?"""
+    """Does ``comp`` build an object named after its pool (switched on as the analysis switches
+    it on, when the fleet has it off: the vGPU manager of a fleet without sandbox workloads)?"""
     try:
         tree = build_tree(comp, synthetic, analysis.cluster, context=analysis.context.get(comp.name))
+        if not tree and comp.key and get(analysis.values, (comp.key, "enabled")) is False:
+            found = analysis.enabling(comp)
+            if found is None or any(path[:2] == POOLS for path in found[0]):
+                return False
+            on = synthetic
+            for path, value in found[0].items():
+                on = assign(on, path, value)
+            tree = build_tree(comp, on, analysis.cluster, context=analysis.context.get(comp.name))
     except Exception:  # a builder that refuses the synthetic pool is read the old way
         return False
     return any(POOL in oid for oid in tree)

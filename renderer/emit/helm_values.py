@@ -54,6 +54,12 @@ NODE_SCHEMA: dict[str, Any] = {
         "hostModules": {"type": "boolean", "description": "Mount the host's /lib/modules (a precompiled driver on SUSE)."},
         "repoDir": {"type": "string", "description": "Where the pool's repository ConfigMap is mounted (the OS family's directory); empty for none (precompiled, an OS without one)."},
         "certDir": {"type": "string", "description": "Where the pool's CA certificate ConfigMap is mounted; empty for none."},
+        "vgpuImage": {"type": "string", "description": "The vGPU manager image of a vgpu-host-manager pool that names its own (repository, image or version in its driver settings); empty for `vgpuManager`'s."},
+        "selectorExpressions": {
+            "type": "array",
+            "items": {"type": "object"},
+            "description": "The pool's node selector (OS labels, precompiled kernel, `nodeSelector`) as node-affinity matchExpressions (the vGPU manager's affinity).",
+        },
     },
     "additionalProperties": False,
 }
