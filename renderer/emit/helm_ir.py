@@ -602,6 +602,8 @@ class Analysis:
         """(label, setting) of each such knob: its base value first."""
         self.unbuilt: set[Path] = set()
         """Structural knobs of the component being analysed with a value its placeholder build failed for."""
+        self.enabled_memo: dict[tuple[str, int], tuple[tuple[dict[Path, Any], dict[str, Obj]] | None, set[str]]] = {}
+        """:meth:`enabling` per component and structural knob count (the pooled check asks first)."""
 
     def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None, paths: set[Path] | None = None) -> dict[str, Obj] | None:
         try:
@@ -664,7 +666,19 @@ class Analysis:
 
     def enabling(self, comp: Component) -> tuple[dict[Path, Any], dict[str, Obj]] | None:
         """Structural values (fewest changes first) under which ``comp`` renders objects, and
-        those objects."""
+        those objects (memoised, with the sections the tries read)."""
+        key = (comp.name, len(self.structural))
+        if key not in self.enabled_memo:
+            seen, self.seen = self.seen, set()
+            try:
+                self.enabled_memo[key] = self._enabling(comp), self.seen
+            finally:
+                self.seen = seen
+        found, reads = self.enabled_memo[key]
+        self.seen |= reads
+        return found
+
+    def _enabling(self, comp: Component) -> tuple[dict[Path, Any], dict[str, Obj]] | None:
         start: dict[Path, Any] = {}
         if comp.key and isinstance(get(self.values, (comp.key, "enabled")), bool):
             start[(comp.key, "enabled")] = True
@@ -1062,8 +1076,8 @@ class Analysis:
         the base build does not depend on them (the GDS sidecar turns an empty ``gds.args`` into
         its own script: a placeholder list there is text; a drain timeout only read with drain
         on is parsed), found by bisection; empty when putting them back does not help or would
-        change the base."""
-        unread = list(good)
+        change the base. The knob's siblings (``gds.*`` for ``gds.enabled``) are tried first."""
+        unread = [k for k in good if k.path[: len(knob.path) - 1] == knob.path[:-1]]
 
         def ok(keep: list[Knob]) -> bool:
             vals = base_values
@@ -1073,7 +1087,9 @@ class Analysis:
             return self.tree(comp, assign(vals, knob.path, setting)) is not None
 
         if not unread or not ok([]):
-            return []
+            unread = list(good)
+            if not unread or not ok([]):
+                return []
         bad: list[Knob] = []
 
         def bisect(group: list[Knob]) -> None:
@@ -1814,7 +1830,12 @@ def _pooled(analysis: Analysis, comp: Component, synthetic: dict[str, Any]) -> b
     try:
         tree = build_tree(comp, synthetic, analysis.cluster, context=analysis.context.get(comp.name))
         if not tree and comp.key and get(analysis.values, (comp.key, "enabled")) is False:
-            found = analysis.enabling(comp)
+            saved = analysis.structural
+            analysis.structural = [k for k in saved if not _in_pool(k.path)]  # as _ranged's fleet pass asks
+            try:
+                found = analysis.enabling(comp)
+            finally:
+                analysis.structural = saved
             if found is None or any(path[:2] == POOLS for path in found[0]):
                 return False
             on = synthetic
