@@ -517,9 +517,10 @@ def test_a_placeholder_printed_into_a_template_fails_the_build(monkeypatch: pyte
 
 
 def test_a_knob_the_chart_cannot_vary_is_marked_build_time() -> None:
-    """A structural value whose placeholder build fails (the GDS sidecar turns `gds.args` into its
-    own text) gets no variant, so `--set` of it cannot reach the templates: the chart's README and
-    values.yaml must say "(build-time)" rather than leave the key looking settable."""
+    """A key whose placeholder breaks a switched-on variant (the GDS sidecar turns an empty
+    `gds.args` into its own script, so a placeholder list there is text) is put back to its real
+    value: `--set` of it cannot reach the templates, so the chart's README and values.yaml say
+    "(build-time)" for it, while the switch (`gds.enabled`) stays settable (the knob matrix sets it)."""
     files = render(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
     readme = files[f"{CHART}/README.md"]
     for key in ("gds.args", "gdrcopy.args", "driver.pools.rhel94.repoConfig.keys"):
