@@ -602,6 +602,8 @@ class Analysis:
         """(label, setting) of each such knob: its base value first."""
         self.unbuilt: set[Path] = set()
         """Structural knobs of the component being analysed with a value its placeholder build failed for."""
+        self.real_ids: list[str] = []
+        """The ids of the component's objects built from the real values, in the order of ``base_ids``."""
         self.enabled_memo: dict[tuple[str, int], tuple[tuple[dict[Path, Any], dict[str, Obj]] | None, set[str]]] = {}
         """:meth:`enabling` per component and structural knob count (the pooled check asks first)."""
 
@@ -743,7 +745,7 @@ class Analysis:
         if self.pool_key:  # the pool's name stands for itself: where it lands, the template says $name
             name_path = (*POOLS, self.pool_key, NAME_KEY)
             sent.knob[self.pool_key], sent.value[self.pool_key], sent.by_path[name_path] = name_path, self.pool_key, self.pool_key
-        real_ids = list(real)
+        real_ids = self.real_ids = list(real)
         self.derived = [(self._key(comp, real_ids[i], p), real_ids[i], p) for i, p in self.derived_at]
         self.generated = {key: str(tget(real[oid], p)) for key, oid, p in self.derived}
         structural = list(self.structural)
@@ -952,6 +954,7 @@ class Analysis:
                     self.masked = {(): base}
                 self._vary(comp, knob, alts, values, base_values, base, gate_atoms, refs, touched, on_values, knob_of)
         self._pair_nameless(comp, base_values, base, touched, on_values, knob_of)
+        self._pair_siblings(comp, structural, values, base_values, touched, on_values, knob_of)
         for cond in gate_atoms:
             gate = list(_and(tuple(gate) or ((),), cond))
         objects: dict[str, Any] = clone(base)  # JSON data and immutable Derived leaves
@@ -967,6 +970,36 @@ class Analysis:
         # a knob one of whose values could not be built with placeholders has no variant for
         # that value: `--set` of it would not reach the template, so it is build-time, said so
         return Template(comp.name, tuple(gate), converted, fixed | self.unbuilt, {k.path for k in good} | set(touched))
+
+    def _pair_siblings(
+        self,
+        comp: Component,
+        structural: list[Knob],
+        values: dict[str, Any],
+        base_values: dict[str, Any],
+        touched: dict[Path, list[TPath]],
+        on_values: dict[Path, list[tuple[Any, Any]]],
+        knob_of: dict[Path, Knob],
+    ) -> None:
+        """A switch that changes nothing alone may matter once a sibling switch is on (the driver
+        manager's ``DRAIN_USE_FORCE`` reads ``drain.force`` only with ``drain.enable``): each
+        boolean knob that touched nothing is tried with each touched boolean sibling flipped, and
+        where that changes the objects both are varied together."""
+        for b in [k for k in structural if k.path not in touched and k.kind == "bool"]:
+            for a in [p for p in list(touched) if p[:-1] == b.path[:-1] and p != b.path and knob_of[p].kind == "bool" and p not in self.presence_on]:
+                current = self._current(b, values)
+                for _, sa in on_values[a][1:]:
+                    alone = self.masked_tree(comp, base_values, [(knob_of[a], sa)])
+                    for vb in [v for v in _labels(b) if v != current]:
+                        both = self.masked_tree(comp, base_values, [(knob_of[a], sa), (b, vb)])
+                        found = [] if not alone or not both or set(alone) != set(both) else diff(alone, both)
+                        if found and all(len(f) > 1 for f in found + touched[a]):  # fields, not whole objects
+                            knob_of[b.path] = b
+                            on = on_values.setdefault(b.path, [(current, self._setting(b, current, values))])
+                            if all(label != vb for label, _ in on):
+                                on.append((vb, vb))
+                            touched[b.path] = [*touched.get(b.path, []), *found]
+                            touched[a] = [*touched[a], *found]
 
     def _pair_nameless(
         self,
@@ -1844,7 +1877,7 @@ def _pooled(analysis: Analysis, comp: Component, synthetic: dict[str, Any]) -> b
             tree = build_tree(comp, on, analysis.cluster, context=analysis.context.get(comp.name))
     except Exception:  # a builder that refuses the synthetic pool is read the old way
         return False
-    return any(POOL in oid for oid in tree)
+    return any(POOL in oid or oid in comp.pool_objects for oid in tree)
 
 
 def _per_pool(paths: set[Path], names: list[str]) -> set[Path]:
@@ -1901,13 +1934,17 @@ def _ranged(analysis: Analysis, comp: Component, synthetic: dict[str, Any], sche
     gate = _pool_gate(fleet.gate)
     if gate is None:
         return None
-    body = Analysis(synthetic, analysis.cluster, schema, analysis.context, POOL).analyse(comp)
-    if body is None:
+    reader = Analysis(synthetic, analysis.cluster, schema, analysis.context, POOL)
+    body = reader.analyse(comp)
+    if body is None or len(reader.real_ids) != len(reader.base_ids or ()):
         return None
+    # an object the component declares per pool is one whose name a pool fact gives (a
+    # placeholder in the analysis): found by its place among the objects built from real values
+    declared = {bid for bid, rid in zip(reader.base_ids or (), reader.real_ids, strict=True) if rid in comp.pool_objects}
     values = analysis.values
     tpl = Template(fleet.name, gate, {}, pool_key=POOL)
-    tpl.pooled = {oid: node for oid, node in body.objects.items() if POOL in oid}
-    tpl.pool_derived = [d for d in body.derived if POOL in d[1]]
+    tpl.pooled = {oid: _in_range(node) for oid, node in body.objects.items() if POOL in oid or oid in declared}
+    tpl.pool_derived = [d for d in body.derived if POOL in d[1] or d[1] in declared]
     if not tpl.pooled or len({d[0] for d in tpl.pool_derived}) != len(tpl.pool_derived):
         return None
     names = pool_names(values)
@@ -1927,6 +1964,36 @@ def _ranged(analysis: Analysis, comp: Component, synthetic: dict[str, Any], sche
     if len(got) != len(real) or by_id != real:
         return None
     return tpl
+
+
+def _in_range(node: Any) -> Any:
+    """``node`` inside the range, where its pool is there: cases that need the pool away are
+    dropped, conditions that ask for it lose that part (the toolkit's DaemonSet, which a fleet
+    without pools names alike, would print the no-pool name as a dead branch)."""
+    if isinstance(node, Variant):
+        cases: list[tuple[Cond, Any]] = []
+        for cond, case in node.cases:
+            kept = tuple(tuple(a for a in conj if not _pool_atom(a)) for conj in cond if not any(_pool_atom(a) and a.value is not True for a in conj))
+            if not kept:
+                continue
+            cases.append((kept, _in_range(case)))
+            if () in kept:
+                break
+        if len(cases) == 1 and () in cases[0][0]:
+            return cases[0][1]
+        out = Variant(cases)
+        if hasattr(node, "name"):
+            out.name = node.name  # type: ignore[attr-defined]
+        return out
+    if isinstance(node, dict):
+        return {k: _in_range(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_in_range(v) for v in node]
+    return node
+
+
+def _pool_atom(atom: Atom) -> bool:
+    return atom.op == "is" and atom.path == (*POOLS, POOL)
 
 
 def _labels(knob: Knob) -> tuple[Any, ...]:
