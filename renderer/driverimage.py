@@ -205,8 +205,12 @@ def _vgpu_section(values: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]
     fleet = values.get("driver") or {}
     # A key the pool states only counts when it is the pool's own: a pool entry that carries the
     # fleet driver's settings merged in (the chart's per-pool values do) keeps vgpuManager's image.
-    keys: dict[str, Any] = {k: own[k] for k in ("repository", "image", "version") if k in own and own[k] != fleet.get(k)}
-    return merged_view(values.get("vgpuManager") or {}, keys)
+    return merged_view(values.get("vgpuManager") or {}, _vgpu_own(fleet, own))
+
+
+def _vgpu_own(fleet: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """The image keys a pool's own ``driver`` sets away from the fleet driver's."""
+    return {k: own[k] for k in ("repository", "image", "version") if k in own and own[k] != fleet.get(k)}
 
 
 def _main_section(values: dict[str, Any], driver: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
@@ -261,6 +265,17 @@ any other OS (``other``) gets none of them."""
 FAMILIES = ("apt", "rhel", "yum", "suse", "other")
 
 
+REPO_DIRS = {"apt": "/etc/apt/sources.list.d", "rhel": "/etc/yum.repos.d", "yum": "/etc/yum.repos.d", "suse": "/etc/zypp/repos.d"}
+CERT_DIRS = {
+    "apt": "/usr/local/share/ca-certificates",
+    "rhel": "/etc/pki/ca-trust/extracted/pem",
+    "yum": "/etc/pki/ca-trust/extracted/pem",
+    "suse": "/etc/pki/trust/anchors",
+}
+"""Where the driver container reads repository files and CA certificates, by OS family (a pool
+mounts its ConfigMaps there; none for precompiled drivers)."""
+
+
 def os_family(os_id: str) -> str:
     return OS_FAMILIES.get(os_id, "other")
 
@@ -303,6 +318,10 @@ def pool_facts(values: dict[str, Any], pool: Pool) -> dict[str, Any]:
         "runtime": str(pool.values.get("runtime") or ""),
         "subscriptions": pool.subscriptions,
         "hostModules": pool.host_modules,
+        "repoDir": pool.repo_dir,
+        "certDir": pool.cert_dir,
+        "selectorExpressions": [dict(e) for e in pool.selector_expressions],
+        "vgpuImage": pool.vgpu_image,
     }
 
 
@@ -315,7 +334,22 @@ def pool_from_facts(values: dict[str, Any], pool: dict[str, Any], facts: dict[st
             entry[key] = fact
     selector = {str(k): str(v) for k, v in (facts.get("osSelector") or {}).items()}
     made = _assemble(values, entry, str(facts.get("osTag") or ""), selector, str(facts.get("osFamily") or "other"), kernel, str(facts.get("kernelName") or ""))
-    return replace(made, subscriptions=str(facts.get("subscriptions") or ""), host_modules=bool(facts.get("hostModules")))
+    vgpu = str(facts.get("vgpuImage") or "") or suffixed_image(values.get("vgpuManager") or {}, made.os_tag)
+    if made.driver_type == "vgpu-host-manager" and not made.precompiled:  # its main image is the vGPU manager's
+        made = replace(made, image=vgpu)
+    return replace(
+        made,
+        subscriptions=str(facts.get("subscriptions") or ""),
+        host_modules=bool(facts.get("hostModules")),
+        repo_dir=str(facts.get("repoDir") or ""),
+        cert_dir=str(facts.get("certDir") or ""),
+        selector_expressions=tuple(facts["selectorExpressions"]) if isinstance(facts.get("selectorExpressions"), list) else made.selector_expressions,
+        vgpu_image=str(facts.get("vgpuImage") or ""),
+        toolkit=(bool(facts["toolkitLeader"]), str(facts.get("toolkitDaemonSet") or ""), tuple(facts.get("toolkitTerms") or ())) if "toolkitLeader" in facts else None,
+        # the fact says whether the pool's own image keys win (the chart's pool values carry the
+        # fleet's keys merged in, so they cannot tell)
+        images={**made.images, "vgpuManager": vgpu},
+    )
 
 
 def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels: dict[str, str], family: str, kernel: str, kernel_name: str) -> Pool:
@@ -359,7 +393,16 @@ def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels:
         kernel_name=kernel_name,
         subscriptions=subscriptions(values, family, runtime, precompiled, driver),
         host_modules=precompiled and family == "suse",
+        repo_dir="" if precompiled else REPO_DIRS.get(family, ""),
+        cert_dir="" if precompiled else CERT_DIRS.get(family, ""),
+        selector_expressions=selector_expressions(selector),
+        vgpu_image=images["vgpuManager"] if kind == "vgpu-host-manager" and _vgpu_own(values.get("driver") or {}, own) else "",
     )
+
+
+def selector_expressions(selector: dict[str, str]) -> tuple[dict[str, Any], ...]:
+    """A node selector as node-affinity ``matchExpressions``, sorted by key."""
+    return tuple({"key": key, "operator": "In", "values": [value]} for key, value in sorted(selector.items()))
 
 
 def _selector(os_id: str, os_version: str, release: str, kernel: str, precompiled: bool, driver: dict[str, Any]) -> dict[str, str]:

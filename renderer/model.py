@@ -40,6 +40,22 @@ class Pool:
     (:func:`renderer.driverimage.subscriptions`)."""
     host_modules: bool = False
     """A precompiled driver on SUSE: the host's ``/lib/modules`` is mounted."""
+    repo_dir: str = ""
+    """Where a repository ConfigMap is mounted (the OS family's directory); empty for none
+    (precompiled drivers, an OS without one)."""
+    cert_dir: str = ""
+    """Where a CA certificate ConfigMap is mounted; empty for none."""
+    vgpu_image: str = ""
+    """The vGPU manager image of a ``vgpu-host-manager`` pool whose own ``driver`` names one
+    (repository, image or version of its own); empty when ``vgpuManager``'s is used."""
+    toolkit: tuple[bool, str, tuple[dict[str, Any], ...]] | None = None
+    """The container toolkit's grouping as facts of this pool (the chart's ``node.toolkitLeader``,
+    ``node.toolkitDaemonSet``, ``node.toolkitTerms``): whether the pool's runtime setup gets its
+    DaemonSet from this pool, that DaemonSet's name, and its node-selector terms when pools
+    differ (empty when they agree). None:
+    computed from the pool list (:func:`renderer.components.container_toolkit.pool_groups`)."""
+    selector_expressions: tuple[dict[str, Any], ...] = ()
+    """``node_selector`` as node-affinity ``matchExpressions`` (``In`` one value, sorted by key)."""
 
     @property
     def resource_allocation(self) -> str:

@@ -94,6 +94,11 @@ def test_other_pool_gets_only_the_operator_default(tmp_path: Path) -> None:
     assert "nvidia.com/mig.config" not in got
 
 
-def test_non_disabled_default_is_not_seeded() -> None:
+def test_non_disabled_default_is_not_seeded(tmp_path: Path) -> None:
+    """The env carries the policy's default (so the chart takes it from values); the script seeds
+    it only when it is ``all-disabled``, as the operator does."""
     env = _env_of(POLICY + "migManager: {config: {default: all-1g.10gb}}\n")
-    assert env["MIG_CONFIG_DEFAULT"] == ""
+    assert env["MIG_CONFIG_DEFAULT"] == "all-1g.10gb"
+    rhel = {"feature.node.kubernetes.io/system-os_release.ID": "rhel", "feature.node.kubernetes.io/system-os_release.VERSION_ID": "9.4"}
+    got = _run(tmp_path, env, {**rhel, "nvidia.com/mig.capable": "true"})
+    assert "nvidia.com/mig.config" not in got

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from renderer.components import (
     cc_manager,
@@ -48,6 +49,13 @@ class Component:
     """Values key that switches it (``<key>.enabled``); empty when always on."""
     build: Callable[[Model], list[Obj]]
     gate: Callable[[Model], bool] | None = None
+    computed: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    """Leaves (object ``Kind/name``, path; a named list item as ``("@", name)``) computed from
+    the whole pool list: the Helm chart takes them from its computed values."""
+    pool_objects: tuple[str, ...] = ()
+    """Objects (``Kind/name``) built once per pool that says so in its facts, though not named
+    after it when there is one (the container toolkit's DaemonSet): the chart prints them in the
+    range over the pools, like an object named after its pool."""
 
     def enabled(self, model: Model) -> bool:
         if self.gate is not None:
@@ -59,9 +67,9 @@ COMPONENTS: tuple[Component, ...] = (
     Component("namespace", "", namespace.build),
     Component("runtimeclass", "", runtimeclass.build, runtimeclass.enabled),
     Component("nfd", "nfd", nfd.build),
-    Component("node-labeller", "nodeLabeller", node_labeller.build),
+    Component("node-labeller", "nodeLabeller", node_labeller.build, computed=node_labeller.COMPUTED),
     Component("driver", "driver", driver.build, driver.enabled),
-    Component("container-toolkit", "toolkit", container_toolkit.build),
+    Component("container-toolkit", "toolkit", container_toolkit.build, pool_objects=(f"DaemonSet/{container_toolkit.NAME}",)),
     Component("operator-validator", "", operator_validator.build),
     Component("dra-driver", "", dra_driver.build, dra_driver.enabled),  # on with a resourceAllocation: dra pool
     Component("dra-validator", "", dra_validator.build, dra_validator.enabled),

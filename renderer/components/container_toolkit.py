@@ -186,7 +186,7 @@ def _crio_hooks_dir(model: Model, setup: RuntimeSetup) -> str:
     return "/run/containers/oci/hooks.d"
 
 
-def pod_spec(model: Model, setup: RuntimeSetup, pools: list[Pool]) -> Obj:
+def pod_spec(model: Model, setup: RuntimeSetup, terms: list[Obj]) -> Obj:
     tk = model.section("toolkit")
     install_dir = str(tk.get("installDir") or "/usr/local/nvidia")
     env, rt_mounts, rt_volumes = _env(model, setup)
@@ -230,48 +230,60 @@ def pod_spec(model: Model, setup: RuntimeSetup, pools: list[Pool]) -> Obj:
             *rt_volumes,
         ],
     }
-    if pools:
-        pod["affinity"] = pool_affinity("container-toolkit", pools)
+    if terms:
+        affinity = c.deploy_affinity("container-toolkit")
+        affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] = list(terms)
+        pod["affinity"] = affinity
     return pod
 
 
-def pool_affinity(operand: str, pools: list[Pool]) -> Obj:
-    """The operand's deploy affinity, narrowed to the nodes of ``pools`` (one term per pool)."""
-    base = c.deploy_affinity(operand)
-    term = base["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+def pool_terms(operand: str, pools: list[Pool]) -> list[Obj]:
+    """The operand's deploy affinity terms, narrowed to the nodes of ``pools`` (one term per pool)."""
+    term = c.deploy_affinity(operand)["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
     terms = []
     for pool in pools:
         exprs = list(term["matchExpressions"])
         exprs += [{"key": k, "operator": "In", "values": [v]} for k, v in sorted(pool.node_selector.items())]
         terms.append({"matchExpressions": exprs})
-    base["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] = terms
-    return base
+    return terms
 
 
-def daemonset_name(index: int, setup: RuntimeSetup, pools: list[Pool], split: bool) -> str:
-    if not split:
-        return NAME
-    return f"{NAME}-{pools[0].name}" if pools else f"{NAME}-{index}"
+def pool_groups(model: Model) -> dict[str, tuple[bool, str, tuple[Obj, ...]]]:
+    """Per pool: does the DaemonSet of its runtime setup come from it (the setup's first pool),
+    that DaemonSet's name and its node-selector terms when pools differ (empty when they all
+    agree). Facts of each pool in the chart values (``node.toolkitLeader``,
+    ``node.toolkitDaemonSet``, ``node.toolkitTerms``), so that the chart's range over the pools
+    renders what :func:`build` renders."""
+    split_groups = groups(model)
+    split = len(split_groups) > 1
+    out: dict[str, tuple[bool, str, tuple[Obj, ...]]] = {}
+    for _, pools in split_groups:
+        for i, pool in enumerate(pools):
+            lead = i == 0
+            name = (f"{NAME}-{pool.name}" if split else NAME) if lead else ""
+            out[pool.name] = (lead, name, tuple(pool_terms("container-toolkit", pools)) if split and lead else ())
+    return out
 
 
 def build(model: Model) -> list[Obj]:
-    split_groups = groups(model)
-    split = len(split_groups) > 1
     out: list[Obj] = [
         c.service_account(SA, model),
         c.role(SA, model, [c.rule(["apps"], ["daemonsets"], ["list"])]),
         c.role_binding(SA, model),
         c.config_map(ENTRYPOINT_CM, model, {"entrypoint.sh": ENTRYPOINT}, lbls=c.labels(NAME)),
     ]
-    for index, (setup, pools) in enumerate(split_groups):
-        name = daemonset_name(index, setup, pools, split)
-        out.append(
-            c.daemonset(
-                name,
-                model,
-                operand="container-toolkit",
-                pod_spec=pod_spec(model, setup, pools if split else []),
-                section=model.section("toolkit"),
-            )
-        )
+    # each pool says whether the DaemonSet of its runtime setup is its own (facts from the
+    # chart values, else worked out from the pool list): one DaemonSet when all pools agree
+    plan: list[tuple[str, RuntimeSetup, list[Obj]]] = []
+    if not model.pools:
+        plan.append((NAME, setup_for(model, c.cluster_runtime(model)), []))
+    facts = {p.name: p.toolkit for p in model.pools if p.toolkit is not None}
+    if len(facts) != len(model.pools):
+        facts = pool_groups(model)
+    for pool in model.pools:
+        leader, name, own = facts[pool.name]
+        if leader:
+            plan.append((name, pool_setup(model, pool), list(own)))
+    for name, setup, terms in plan:
+        out.append(c.daemonset(name, model, operand="container-toolkit", pod_spec=pod_spec(model, setup, terms), section=model.section("toolkit")))
     return out

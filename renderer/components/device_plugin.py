@@ -156,7 +156,7 @@ def daemonset(model: Model) -> Obj:
         ],
     }
     if dp.get("args"):
-        container["args"] = [str(a) for a in dp["args"]]  # passed on to the plugin by the entrypoint
+        container["args"] = list(dp["args"])  # strings (the schema); passed on to the plugin by the entrypoint
     if dp.get("resources"):
         container["resources"] = c.resources(dp)
     pod: Obj = {

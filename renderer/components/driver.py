@@ -37,13 +37,6 @@ DIGEST_ENV = "DRIVER_CONFIG_DIGEST"
 # Where each OS family (renderer.driverimage.OS_FAMILIES) keeps package repositories and trusted
 # CA certificates (the operator's maps by OS ID, extended to the RHEL rebuilds and SUSE that the
 # OS-tag rule also knows).
-REPO_DIRS = {"apt": "/etc/apt/sources.list.d", "rhel": "/etc/yum.repos.d", "yum": "/etc/yum.repos.d", "suse": "/etc/zypp/repos.d"}
-CERT_DIRS = {
-    "apt": "/usr/local/share/ca-certificates",
-    "rhel": "/etc/pki/ca-trust/extracted/pem",
-    "yum": "/etc/pki/ca-trust/extracted/pem",
-    "suse": "/etc/pki/trust/anchors",
-}
 # Host subscription files the driver build needs to reach the distribution's packages.
 SUBSCRIPTIONS: dict[str, list[tuple[str, str, str, str]]] = {
     "rhel": [
@@ -196,16 +189,16 @@ def _repo_cert(pool: Pool) -> tuple[list[Obj], list[Obj]]:
     volumes: list[Obj] = []
     repo_section = _sub(driver, "repoConfig")
     repo, repo_keys = _config_keys(repo_section, "configMapName" if repo_section.get("configMapName") else "name")
-    if repo and pool.os_family in REPO_DIRS and not pool.precompiled:
+    if repo and pool.repo_dir:
         volumes.append({"name": "repo-config", "configMap": {"name": repo}})
         if repo_keys:
-            mounts += _per_key("repo-config", repo_keys, REPO_DIRS[pool.os_family])
+            mounts += _per_key("repo-config", repo_keys, pool.repo_dir)
         else:
-            mounts.append({"name": "repo-config", "mountPath": REPO_DIRS[pool.os_family], "readOnly": True})
+            mounts.append({"name": "repo-config", "mountPath": pool.repo_dir, "readOnly": True})
     cert, cert_keys = _config_keys(_sub(driver, "certConfig"), "name")
-    if cert and pool.os_family in CERT_DIRS and not pool.precompiled:
+    if cert and pool.cert_dir:
         volumes.append({"name": "cert-config", "configMap": {"name": cert}})
-        mounts += _per_key("cert-config", cert_keys, CERT_DIRS[pool.os_family])
+        mounts += _per_key("cert-config", cert_keys, pool.cert_dir)
     return mounts, volumes
 
 

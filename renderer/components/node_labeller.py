@@ -77,7 +77,9 @@ IFS=$saved_ifs; set +f
 if [ -n "$pool_plugin" ]; then
   seed 'nvidia\\.com/device-plugin\\.config' nvidia.com/device-plugin.config "$pool_plugin"
 fi
-mig=${pool_mig:-$MIG_CONFIG_DEFAULT}
+mig_default=$MIG_CONFIG_DEFAULT
+[ "$mig_default" = all-disabled ] || mig_default=""
+mig=${pool_mig:-$mig_default}
 if [ -n "$mig" ]; then
   waited=0
   until capable=$(label 'nvidia\\.com/mig\\.capable') && [ -n "$capable" ] || [ "$waited" -ge 360 ]; do waited=$((waited + 1)); sleep 10; done
@@ -93,10 +95,14 @@ After the deploy labels, a node of a pool (``POOL_RULES``: one line per pool, it
 selector and ``gpuProduct`` as escaped-key=value terms, then the pool's ``devicePluginConfig`` and ``mig.config``,
 separated by ``;``) gets ``nvidia.com/device-plugin.config`` and, once GPU feature discovery
 has labelled it MIG-capable (it waits up to an hour for GFD), ``nvidia.com/mig.config`` (the pool's, else
-``MIG_CONFIG_DEFAULT``), each only when missing.
+``MIG_CONFIG_DEFAULT`` when that is ``all-disabled``), each only when missing.
 """
 
-MIG_DISABLED = "all-disabled"
+COMPUTED = (("DaemonSet/nvidia-node-labeller", ("spec", "template", "spec", "containers", ("@", "seed-deploy-labels"), "env", ("@", "POOL_RULES"), "value")),)
+"""Leaves computed from the whole pool list (object, path), which a chart's values cannot
+express as settings: the chart takes them from its computed values (``generated``), which
+each cluster's values file carries for that cluster's pools."""
+
 GPU_PRODUCT = "nvidia.com/gpu.product"
 
 
@@ -123,12 +129,13 @@ def pool_rules(model: Model) -> str:
 
 
 def mig_config_default(model: Model) -> str:
-    """What the operator seeds on a MIG-capable node without ``nvidia.com/mig.config``: only
-    ``all-disabled``, and only with the MIG manager on (nodelabeling_controller.go)."""
+    """``migManager.config.default`` with the MIG manager on, else empty. The operator seeds it
+    on a MIG-capable node without ``nvidia.com/mig.config`` only when it is ``all-disabled``
+    (nodelabeling_controller.go): the script checks that, so the value is the policy's own (a
+    chart can take it from values)."""
     if not model.enabled("migManager"):
         return ""
-    default = str((model.section("migManager").get("config") or {}).get("default") or "")
-    return default if default == MIG_DISABLED else ""
+    return str((model.section("migManager").get("config") or {}).get("default") or "")
 
 
 def _sandbox_device_plugin(model: Model) -> str:

@@ -32,8 +32,7 @@ def image(model: Model, pool: Pool) -> str:
 def _node_affinity(pool: Pool) -> Obj:
     affinity = c.deploy_affinity("vgpu-manager")
     terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    for key, value in sorted(pool.node_selector.items()):
-        terms[0]["matchExpressions"].append({"key": key, "operator": "In", "values": [value]})
+    terms[0]["matchExpressions"] += list(pool.selector_expressions)  # the pool's node_selector, sorted
     return affinity
 
 

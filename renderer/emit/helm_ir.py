@@ -588,6 +588,11 @@ def tset(root: Any, path: TPath, value: Any, ref: Any) -> None:
             return
         ref_names = _names(ref_parent) if isinstance(ref_parent, list) else []
         pos = _insert_pos(names, ref_names, elem[1])
+        # past items another knob's variant added there (not in this variant): knobs varied
+        # apart that both add an item after one predecessor (the GDS and GDRCopy sidecars, their
+        # env) keep the order the builder gives them, which is the order the knobs are applied
+        while pos < len(parent) and pos > 0 and isinstance(parent[pos], Variant) and names[pos] not in ref_names:
+            pos += 1
         parent.insert(pos, value)
         return
     assert isinstance(parent, dict)
@@ -663,6 +668,10 @@ class Analysis:
         """(label, setting) of each such knob: its base value first."""
         self.unbuilt: set[Path] = set()
         """Structural knobs of the component being analysed with a value its placeholder build failed for."""
+        self.real_ids: list[str] = []
+        """The ids of the component's objects built from the real values, in the order of ``base_ids``."""
+        self.enabled_memo: dict[tuple[str, int], tuple[tuple[dict[Path, Any], dict[str, Obj]] | None, set[str]]] = {}
+        """:meth:`enabling` per component and structural knob count (the pooled check asks first)."""
 
     def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None, paths: set[Path] | None = None) -> dict[str, Obj] | None:
         try:
@@ -728,7 +737,19 @@ class Analysis:
 
     def enabling(self, comp: Component) -> tuple[dict[Path, Any], dict[str, Obj]] | None:
         """Structural values (fewest changes first) under which ``comp`` renders objects, and
-        those objects."""
+        those objects (memoised, with the sections the tries read)."""
+        key = (comp.name, len(self.structural))
+        if key not in self.enabled_memo:
+            seen, self.seen = self.seen, set()
+            try:
+                self.enabled_memo[key] = self._enabling(comp), self.seen
+            finally:
+                self.seen = seen
+        found, reads = self.enabled_memo[key]
+        self.seen |= reads
+        return found
+
+    def _enabling(self, comp: Component) -> tuple[dict[Path, Any], dict[str, Obj]] | None:
         start: dict[Path, Any] = {}
         if comp.key and isinstance(get(self.values, (comp.key, "enabled")), bool):
             start[(comp.key, "enabled")] = True
@@ -802,7 +823,7 @@ class Analysis:
         if self.pool_key:  # the pool's name stands for itself: where it lands, the template says $name
             name_path = (*POOLS, self.pool_key, NAME_KEY)
             sent.knob[self.pool_key], sent.value[self.pool_key], sent.by_path[name_path] = name_path, self.pool_key, self.pool_key
-        real_ids = list(real)
+        real_ids = self.real_ids = list(real)
         self.derived = [(self._key(comp, real_ids[i], p), real_ids[i], p) for i, p in self.derived_at]
         self.generated = {key: str(tget(real[oid], p)) for key, oid, p in self.derived}
         structural = list(self.structural)
@@ -848,11 +869,13 @@ class Analysis:
         return "/".join([comp.name, oid, *parts])
 
     def _find_derived(self, comp: Component, values: dict[str, Any], real: dict[str, Obj]) -> list[tuple[int, TPath]]:
-        """Hash-like string leaves (digests, checksums): computed from other fields, not set by a knob."""
-        del comp, values
+        """Hash-like string leaves (digests, checksums): computed from other fields, not set by a
+        knob; and the leaves the component declares computed from its pool list."""
+        del values
         out: list[tuple[int, TPath]] = []
-        for i, obj in enumerate(real.values()):
+        for i, (oid, obj) in enumerate(real.items()):
             out += [(i, p) for p in _hash_leaves(obj, ())]
+            out += [(i, p) for cid, p in comp.computed if cid == oid and isinstance(tget(obj, p), str) and (i, p) not in out]
         return out
 
     def align(self, tree: dict[str, Obj] | None) -> dict[str, Obj] | None:
@@ -1064,7 +1087,17 @@ class Analysis:
                 break
             for knob in todo:
                 done.add(knob.path)
-                self._vary(comp, knob, values, base_values, base, sent, gate_atoms, refs, touched, on_values, knob_of)
+                alts = self._alt_values(knob, self._current(knob, values), sent, values)
+                reverted = self._culprits(comp, knob, alts, values, base_values, good) if self._base_read(knob) else []
+                for k in reverted:  # their placeholders broke a variant: real values, fixed at build time
+                    base_values = assign(base_values, k.path, get(values, k.path))
+                    good.remove(k)
+                    fixed.add(k.path)
+                if reverted:
+                    self.masked = {(): base}
+                self._vary(comp, knob, alts, values, base_values, base, gate_atoms, refs, touched, on_values, knob_of)
+        self._pair_nameless(comp, base_values, base, touched, on_values, knob_of)
+        self._pair_siblings(comp, structural, values, base_values, touched, on_values, knob_of)
         for cond in gate_atoms:
             gate = list(_and(tuple(gate) or ((),), cond))
         _shared_refs(refs, touched, on_values)
@@ -1084,23 +1117,84 @@ class Analysis:
         # that value: `--set` of it would not reach the template, so it is build-time, said so
         return Template(comp.name, tuple(gate), converted, fixed | self.unbuilt, {k.path for k in good} | set(touched))
 
+    def _pair_siblings(
+        self,
+        comp: Component,
+        structural: list[Knob],
+        values: dict[str, Any],
+        base_values: dict[str, Any],
+        touched: dict[Path, list[TPath]],
+        on_values: dict[Path, list[tuple[Any, Any]]],
+        knob_of: dict[Path, Knob],
+    ) -> None:
+        """A switch that changes nothing alone may matter once a sibling switch is on (the driver
+        manager's ``DRAIN_USE_FORCE`` reads ``drain.force`` only with ``drain.enable``): each
+        boolean knob that touched nothing is tried with each touched boolean sibling flipped, and
+        where that changes the objects both are varied together."""
+        for b in [k for k in structural if k.path not in touched and k.kind == "bool"]:
+            for a in [p for p in list(touched) if p[:-1] == b.path[:-1] and p != b.path and knob_of[p].kind == "bool" and p not in self.presence_on]:
+                current = self._current(b, values)
+                for _, sa in on_values[a][1:]:
+                    alone = self.masked_tree(comp, base_values, [(knob_of[a], sa)])
+                    for vb in [v for v in _labels(b) if v != current]:
+                        both = self.masked_tree(comp, base_values, [(knob_of[a], sa), (b, vb)])
+                        found = [] if not alone or not both or set(alone) != set(both) else diff(alone, both)
+                        if found and all(len(f) > 1 for f in found + touched[a]):  # fields, not whole objects
+                            knob_of[b.path] = b
+                            on = on_values.setdefault(b.path, [(current, self._setting(b, current, values))])
+                            if all(label != vb for label, _ in on):
+                                on.append((vb, vb))
+                            touched[b.path] = [*touched.get(b.path, []), *found]
+                            touched[a] = [*touched[a], *found]
+
+    def _pair_nameless(
+        self,
+        comp: Component,
+        base_values: dict[str, Any],
+        base: dict[str, Obj],
+        touched: dict[Path, list[TPath]],
+        on_values: dict[Path, list[tuple[Any, Any]]],
+        knob_of: dict[Path, Knob],
+    ) -> None:
+        """A knob whose variant adds an object without a name (``devicePlugin.config.create``
+        while ``config.name``, empty in the base, names the ConfigMap) is varied together with
+        each knob that is empty in the base ("set") and names that object when set: the object
+        is then the pair's, under both knobs, and the nameless one (no real render has it: the
+        policy check refuses it) is dropped."""
+        sets = [k for k in touched if knob_of[k].kind == "set"]
+        for a in [k for k, ps in touched.items() if any(len(p) == 1 and str(p[0]).endswith("/") and p[0] not in base for p in ps)]:
+            nameless = [p for p in touched[a] if len(p) == 1 and str(p[0]).endswith("/") and p[0] not in base]
+            paired: list[TPath] = []
+            for b in sets:
+                if b == a:
+                    continue
+                for _, sa in on_values[a][1:]:
+                    for _, sb in on_values[b][1:]:
+                        alone = {oid for t in (self.masked_tree(comp, base_values, [(knob_of[a], sa)]), self.masked_tree(comp, base_values, [(knob_of[b], sb)])) for oid in t or {}}
+                        tree = self.masked_tree(comp, base_values, [(knob_of[a], sa), (knob_of[b], sb)])
+                        new = [(oid,) for oid in tree or {} if oid not in base and oid not in alone and not oid.endswith("/")]
+                        if new:
+                            paired += new
+                            touched[b] = [*touched[b], *new]
+            if paired:
+                touched[a] = [p for p in touched[a] if p not in nameless] + paired
+
     def _vary(
         self,
         comp: Component,
         knob: Knob,
+        alts: list[tuple[Any, Any]],
         values: dict[str, Any],
         base_values: dict[str, Any],
         base: dict[str, Obj],
-        sent: Sentinels,
         gate_atoms: list[Cond],
         refs: dict[TPath, list[Path]],
         touched: dict[Path, list[TPath]],
         on_values: dict[Path, list[tuple[Any, Any]]],
         knob_of: dict[Path, Knob],
     ) -> None:
-        """Flip one structural knob through its domain and record what changes."""
+        """Flip one structural knob through its other values ``alts`` and record what changes."""
         current = self._current(knob, values)
-        alts = self._alt_values(knob, current, sent, values)
         knob_of[knob.path] = knob
         if not self._base_read(knob):
             # every variant is built from the base values with this one knob flipped: a build
@@ -1158,6 +1252,50 @@ class Analysis:
         self.presence_on[knob.path] = every  # filled in as the loop goes: every value is tried
         found = [p for p in found if p not in gone]
         return found or None
+
+    def _culprits(self, comp: Component, knob: Knob, alts: list[tuple[Any, Any]], values: dict[str, Any], base_values: dict[str, Any], good: list[Knob]) -> list[Knob]:
+        """For the first value of ``alts`` that fails to build, the transparent knobs (of ``good``)
+        to put back to their real values first (:meth:`_culprits_of`)."""
+        setting = next((st for _, st in alts if self.masked_tree(comp, base_values, [(knob, st)]) is None), MISSING)
+        return [] if setting is MISSING else self._culprits_of(comp, knob, setting, values, base_values, good)
+
+    def _culprits_of(self, comp: Component, knob: Knob, setting: Any, values: dict[str, Any], base_values: dict[str, Any], good: list[Knob]) -> list[Knob]:
+        """The transparent knobs whose placeholders make ``knob = setting`` fail to build while
+        the base build does not depend on them (the GDS sidecar turns an empty ``gds.args`` into
+        its own script: a placeholder list there is text; a drain timeout only read with drain
+        on is parsed), found by bisection; empty when putting them back does not help or would
+        change the base. The knob's siblings (``gds.*`` for ``gds.enabled``) are tried first."""
+        unread = [k for k in good if k.path[: len(knob.path) - 1] == knob.path[:-1]]
+
+        def ok(keep: list[Knob]) -> bool:
+            vals = base_values
+            for k in unread:
+                if k not in keep:
+                    vals = assign(vals, k.path, get(values, k.path))
+            return self.tree(comp, assign(vals, knob.path, setting)) is not None
+
+        if not unread or not ok([]):
+            unread = list(good)
+            if not unread or not ok([]):
+                return []
+        bad: list[Knob] = []
+
+        def bisect(group: list[Knob]) -> None:
+            if not group or ok(group):
+                return
+            if len(group) == 1:
+                bad.append(group[0])
+                return
+            bisect(group[: len(group) // 2])
+            bisect(group[len(group) // 2 :])
+
+        bisect(unread)
+        if not bad or not ok([k for k in unread if k not in bad]):
+            return []
+        vals = base_values
+        for k in bad:
+            vals = assign(vals, k.path, get(values, k.path))
+        return bad if self.mask(self.tree(comp, vals)) == self.masked[()] else []
 
     def _presence(self, comp: Component, oid: str, kpaths: list[Path], knob_of: dict[Path, Knob], base_values: dict[str, Any]) -> Cond:
         """When the base object ``oid`` is there, over the knobs that can leave it out."""
@@ -2010,12 +2148,26 @@ def synthetic_values(values: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _pooled(analysis: Analysis, comp: Component, synthetic: dict[str, Any]) -> bool:
-    """Does ``comp`` build an object named after its pool?"""
+    """Does ``comp`` build an object named after its pool (switched on as the analysis switches
+    it on, when the fleet has it off: the vGPU manager of a fleet without sandbox workloads)?"""
     try:
         tree = build_tree(comp, synthetic, analysis.cluster, context=analysis.context.get(comp.name))
+        if not tree and comp.key and get(analysis.values, (comp.key, "enabled")) is False:
+            saved = analysis.structural
+            analysis.structural = [k for k in saved if not _in_pool(k.path)]  # as _ranged's fleet pass asks
+            try:
+                found = analysis.enabling(comp)
+            finally:
+                analysis.structural = saved
+            if found is None or any(path[:2] == POOLS for path in found[0]):
+                return False
+            on = synthetic
+            for path, value in found[0].items():
+                on = assign(on, path, value)
+            tree = build_tree(comp, on, analysis.cluster, context=analysis.context.get(comp.name))
     except Exception:  # a builder that refuses the synthetic pool is read the old way
         return False
-    return any(POOL in oid for oid in tree)
+    return any(POOL in oid or oid in comp.pool_objects for oid in tree)
 
 
 def _per_pool(paths: set[Path], names: list[str]) -> set[Path]:
@@ -2072,13 +2224,17 @@ def _ranged(analysis: Analysis, comp: Component, synthetic: dict[str, Any], sche
     gate = _pool_gate(fleet.gate)
     if gate is None:
         return None
-    body = Analysis(synthetic, analysis.cluster, schema, analysis.context, POOL).analyse(comp)
-    if body is None:
+    reader = Analysis(synthetic, analysis.cluster, schema, analysis.context, POOL)
+    body = reader.analyse(comp)
+    if body is None or len(reader.real_ids) != len(reader.base_ids or ()):
         return None
+    # an object the component declares per pool is one whose name a pool fact gives (a
+    # placeholder in the analysis): found by its place among the objects built from real values
+    declared = {bid for bid, rid in zip(reader.base_ids or (), reader.real_ids, strict=True) if rid in comp.pool_objects}
     values = analysis.values
     tpl = Template(fleet.name, gate, {}, pool_key=POOL)
-    tpl.pooled = {oid: node for oid, node in body.objects.items() if POOL in oid}
-    tpl.pool_derived = [d for d in body.derived if POOL in d[1]]
+    tpl.pooled = {oid: _in_range(node) for oid, node in body.objects.items() if POOL in oid or oid in declared}
+    tpl.pool_derived = [d for d in body.derived if POOL in d[1] or d[1] in declared]
     if not tpl.pooled or len({d[0] for d in tpl.pool_derived}) != len(tpl.pool_derived):
         return None
     names = pool_names(values)
@@ -2098,6 +2254,36 @@ def _ranged(analysis: Analysis, comp: Component, synthetic: dict[str, Any], sche
     if len(got) != len(real) or by_id != real:
         return None
     return tpl
+
+
+def _in_range(node: Any) -> Any:
+    """``node`` inside the range, where its pool is there: cases that need the pool away are
+    dropped, conditions that ask for it lose that part (the toolkit's DaemonSet, which a fleet
+    without pools names alike, would print the no-pool name as a dead branch)."""
+    if isinstance(node, Variant):
+        cases: list[tuple[Cond, Any]] = []
+        for cond, case in node.cases:
+            kept = tuple(tuple(a for a in conj if not _pool_atom(a)) for conj in cond if not any(_pool_atom(a) and a.value is not True for a in conj))
+            if not kept:
+                continue
+            cases.append((kept, _in_range(case)))
+            if () in kept:
+                break
+        if len(cases) == 1 and () in cases[0][0]:
+            return cases[0][1]
+        out = Variant(cases)
+        if hasattr(node, "name"):
+            out.name = node.name  # type: ignore[attr-defined]
+        return out
+    if isinstance(node, dict):
+        return {k: _in_range(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_in_range(v) for v in node]
+    return node
+
+
+def _pool_atom(atom: Atom) -> bool:
+    return atom.op == "is" and atom.path == (*POOLS, POOL)
 
 
 def _labels(knob: Knob) -> tuple[Any, ...]:

@@ -52,6 +52,21 @@ NODE_SCHEMA: dict[str, Any] = {
             "description": "Host subscription files the driver build mounts (none on OpenShift, for precompiled drivers, for RHEL with CRI-O or a repo config).",
         },
         "hostModules": {"type": "boolean", "description": "Mount the host's /lib/modules (a precompiled driver on SUSE)."},
+        "repoDir": {"type": "string", "description": "Where the pool's repository ConfigMap is mounted (the OS family's directory); empty for none (precompiled, an OS without one)."},
+        "certDir": {"type": "string", "description": "Where the pool's CA certificate ConfigMap is mounted; empty for none."},
+        "vgpuImage": {"type": "string", "description": "The vGPU manager image of a vgpu-host-manager pool that names its own (repository, image or version in its driver settings); empty for `vgpuManager`'s."},
+        "toolkitLeader": {"type": "boolean", "description": "The container toolkit DaemonSet of this pool's runtime setup is rendered for this pool (the first pool of that setup)."},
+        "toolkitDaemonSet": {"type": "string", "description": "Name of that DaemonSet (with the pool's name when pools differ in runtime setup)."},
+        "toolkitTerms": {
+            "type": "array",
+            "items": {"type": "object"},
+            "description": "Node-selector terms of that DaemonSet when pools differ in runtime setup (one per pool of the setup; it is then named after this pool); empty when all pools agree.",
+        },
+        "selectorExpressions": {
+            "type": "array",
+            "items": {"type": "object"},
+            "description": "The pool's node selector (OS labels, precompiled kernel, `nodeSelector`) as node-affinity matchExpressions (the vGPU manager's affinity).",
+        },
     },
     "additionalProperties": False,
 }
@@ -75,6 +90,7 @@ def pool_schema(schema: dict[str, Any]) -> dict[str, Any]:
 def chart_values(model: Model) -> dict[str, Any]:
     """The chart values of ``model``: new maps down to ``driver.pools.<pool>``, the rest shared
     with the model (every cluster's values are read, never changed; copy before changing)."""
+    from renderer.components.container_toolkit import pool_groups
     from renderer.driverimage import pool_facts
 
     values: dict[str, Any] = dict(model.values)
@@ -83,10 +99,12 @@ def chart_values(model: Model) -> dict[str, Any]:
     driver = values["driver"] = dict(values.get("driver") or {})
     driver.pop("pools", None)
     pools: dict[str, Any] = {}
+    toolkit = pool_groups(model)
     for pool in model.pools:
         settings = {**POOL_ONLY, **pool.driver, "driverType": pool.driver_type}
         settings.pop("pools", None)
-        settings[NODE] = pool_facts(model.values, pool)
+        leader, name, terms = toolkit[pool.name]
+        settings[NODE] = {**pool_facts(model.values, pool), "toolkitLeader": leader, "toolkitDaemonSet": name, "toolkitTerms": [dict(t) for t in terms]}
         pools[pool.name] = settings
     driver["pools"] = pools
     return values
