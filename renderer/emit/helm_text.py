@@ -180,8 +180,10 @@ def _dump(value: Any) -> list[str]:
     lines = escape(text).rstrip("\n").split("\n")
     if len(lines) == 1 and len(lines[0]) > WIDTH - 40 and not _multiline(value):
         # a long one-line string: folded over several lines (YAML reads back the same string)
+        # (PyYAML's emitter: libyaml's escapes and folds double-quoted text differently; the
+        # check reads it back with libyaml's parser, which gives the same data and is faster)
         folded = yaml.safe_dump(value, width=100, allow_unicode=True, sort_keys=False)
-        if yaml.safe_load(folded) == value:
+        if yamlio.load(folded) == value:
             return escape(folded).rstrip("\n").split("\n")
     return lines
 
