@@ -351,7 +351,7 @@ def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels:
         os_version=str(os_info.get("version", "22.04")),
         kernel=kernel,
         runtime=runtime,
-        driver=merged_view(values.get("driver") or {}, own),
+        driver=driver,  # (_driver_source made it: the fleet driver settings with the pool's own over them)
         os_tag=tag,
         image=image,
         node_selector=selector,
