@@ -225,16 +225,21 @@ def pool_issues(values: dict[str, Any], pool: dict[str, Any]) -> list[PoolIssue]
 
     ``values`` must already carry the defaults (:func:`renderer.resolve.with_defaults`).
     """
-    issues: list[PoolIssue] = []
     driver, own = _driver_source(values, pool)
     kind = driver_type(driver)
+    return _issues(values, pool, driver, kind, _main_section(values, driver, own))
+
+
+def _issues(values: dict[str, Any], pool: dict[str, Any], driver: dict[str, Any], kind: str, main: dict[str, Any]) -> list[PoolIssue]:
+    """:func:`pool_issues` given the pool's merged driver settings, its driver type and main
+    image section (which resolving the pool needs too: made once)."""
+    issues: list[PoolIssue] = []
     if kind not in DRIVER_TYPES:
         key = ("driver", "driverType") if "driverType" in driver else ("driver", "nvidiaDriverCRD", "driverType")
         issues.append(PoolIssue(key, f"unknown driverType {kind!r}", "allowed: " + ", ".join(DRIVER_TYPES), "pool-driver-type"))
     release = str((values.get("cluster") or {}).get("operatorRelease") or NEWEST)
     if release not in RELEASES:
         issues.append(PoolIssue(("cluster", "operatorRelease"), f"unknown operator release {release!r}", "allowed: " + ", ".join(RELEASES), "operator-release"))
-    main = _main_section(values, driver, own)
     if bool(driver.get("usePrecompiled")):
         version = _text(main, "version")
         if _is_digest(version) or (_image_only(main) and "@sha256:" in _text(main, "image")):
@@ -354,14 +359,14 @@ def pool_from_facts(values: dict[str, Any], pool: dict[str, Any], facts: dict[st
 
 def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels: dict[str, str], family: str, kernel: str, kernel_name: str) -> Pool:
     name = str(pool["name"])
-    issues = [i for i in pool_issues(values, pool) if not i.warning]
+    driver, own = _driver_source(values, pool)
+    kind = driver_type(driver)
+    main = _main_section(values, driver, own)
+    issues = [i for i in _issues(values, pool, driver, kind, main) if not i.warning]
     if issues:
         raise PoolError(name, issues[0])
     os_info = pool.get("os") or {}
-    driver, own = _driver_source(values, pool)
-    kind = driver_type(driver)
     precompiled = bool(driver.get("usePrecompiled"))
-    main = _main_section(values, driver, own)
     image = precompiled_image(main, kernel, tag) if precompiled else suffixed_image(main, tag)
     selector = _with_driver_labels(dict(os_labels), kernel, precompiled, driver)
     gds = merged_view(values.get("gds") or {}, driver.get("gds") or {})
@@ -380,7 +385,7 @@ def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels:
         os_version=str(os_info.get("version", "22.04")),
         kernel=kernel,
         runtime=runtime,
-        driver=merged_view(values.get("driver") or {}, own),
+        driver=driver,  # (_driver_source made it: the fleet driver settings with the pool's own over them)
         os_tag=tag,
         image=image,
         node_selector=selector,

@@ -7,7 +7,6 @@ for an enum.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from functools import cache
@@ -267,6 +266,8 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
     for choice in choices:
         if choice.lower() == word.lower():
             return f"did you mean {choice!r}?"
+    import difflib  # only when a key is unknown
+
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     if not close:
         folded = {c.lower(): c for c in choices}

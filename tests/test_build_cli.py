@@ -105,3 +105,22 @@ def test_progress_bar_only_on_a_terminal(repo: Path) -> None:
         (repo / "overlays" / name / "values.yaml").write_text("mig:\n  strategy: mixed\n")
     assert "rendering clusters" in _build_stderr(repo, tty=True)
     assert "rendering clusters" not in _build_stderr(repo, tty=False)
+
+
+def test_command_table_names_each_command_by_its_module() -> None:
+    """``gpu-render build`` loads only the build module: the table that says where each command
+    lives must name every command of every module of renderer/cli, and nothing else."""
+    import importlib
+    import pkgutil
+
+    import renderer.cli as cli
+
+    found = {}
+    for info in pkgutil.iter_modules(cli.__path__):
+        module = importlib.import_module(f"renderer.cli.{info.name}")
+        for command in getattr(module, "COMMANDS", ()):
+            found[command.name] = info.name
+    assert found == cli.COMMAND_MODULES
+    ctx = cli.click.Context(cli.main)
+    assert cli.main.list_commands(ctx) == sorted(found)
+    assert all(cli.main.get_command(ctx, name) is not None for name in found)

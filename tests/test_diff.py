@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import click
 import jsonschema
 import pytest
 from click.testing import Result
@@ -468,7 +469,9 @@ def test_workflows_are_valid_and_call_real_options() -> None:
     assert "workflow_call" in flow[True]  # PyYAML reads the key `on` as True
     scripts = "\n".join(str(step.get("run", "")) for step in flow["jobs"]["diff"]["steps"])
     for command in ("build", "diff"):
-        params = {opt for p in main.commands[command].params for opt in getattr(p, "opts", [])}
+        cmd = main.get_command(click.Context(main), command)
+        assert cmd is not None, command
+        params = {opt for p in cmd.params for opt in getattr(p, "opts", [])}
         used = set()
         for line in re.findall(rf"gpu-render {command}\b(.*?)(?:>|\|\||$)", scripts.replace("\\\n", " "), re.M):
             used |= set(re.findall(r"(--[a-z][a-z-]+)", line))

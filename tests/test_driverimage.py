@@ -421,3 +421,26 @@ nodePools:
     p = plan(Inputs(named.encode(), "values.yaml", ()))
     assert p.base is not None
     assert p.base.pools[0].images["vgpuManager"] == "registry.example.com/nvidia/vgpu-manager:595.10-ubuntu22.04"
+
+
+@pytest.mark.parametrize(("data", "expected"), [(b"", 0x811C9DC5), (b"a", 0xE40C292C), (b"foobar", 0xBF9CF968)])
+def test_fnv32a_known_values(data: bytes, expected: int) -> None:
+    """The published FNV-1a (32-bit) test vectors."""
+    from renderer.driverdigest import fnv32a
+
+    assert fnv32a(data) == expected
+
+
+def test_fnv32a_four_bytes_a_step_is_the_byte_loop() -> None:
+    """Every length modulo 4, every byte value: the same hash as one byte a step."""
+    from renderer.driverdigest import fnv32a
+
+    def one_by_one(data: bytes) -> int:
+        h = 0x811C9DC5
+        for byte in data:
+            h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+        return h
+
+    data = bytes(range(256)) * 2
+    for n in [*range(12), 255, 256, 257, 511, 512]:
+        assert fnv32a(data[:n]) == one_by_one(data[:n]), n

@@ -24,7 +24,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class GpuRenderGroup(click.Group):
-    """Catches user errors once, and turns anything else into a short traceback + exit 3."""
+    """Catches user errors once, and turns anything else into a short traceback + exit 3.
+    Commands are loaded when asked for (:data:`COMMAND_MODULES`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | COMMAND_MODULES.keys())
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            _load(cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         from renderer.problems import UserError
@@ -57,24 +66,29 @@ def main() -> None:
     """Compile a GPU cluster policy into a Helm chart, Kustomize overlays and Argo CD apps."""
 
 
-def _register() -> None:
-    """Add every ``COMMANDS`` list found in the modules of this package (one module a command).
+COMMAND_MODULES = {
+    "build": "build",
+    "validate": "build",
+    "diff": "diff",
+    "explain": "explain",
+    "schema": "explain",
+    "images": "images",
+    "init": "init",
+    "lint": "lint",
+    "import-operator-values": "migrate",
+    "nodes": "nodes",
+}
+"""Command name -> the module of this package that defines it (in its ``COMMANDS`` list): a
+command's module is imported when the command is asked for, so ``gpu-render build`` does not
+load the other commands. ``tests/test_build_cli.py`` checks the table against the modules."""
 
-    Command modules keep their heavy imports inside the command functions, so importing them
-    all here stays cheap.
-    """
+
+def _load(name: str) -> None:
     import importlib
-    import pkgutil
 
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name == "output":
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for command in getattr(module, "COMMANDS", ()):
-            main.add_command(command)
-
-
-_register()
+    module = importlib.import_module(f"{__name__}.{COMMAND_MODULES[name]}")
+    for command in getattr(module, "COMMANDS", ()):
+        main.add_command(command)
 
 
 def run() -> None:  # pragma: no cover - console entry point alternative

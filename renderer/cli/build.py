@@ -90,7 +90,7 @@ def _build(inputs: Any, opts: BuildOptions, reuse: _Reuse | None) -> Any:
     if found and opts.fmt == "text" and not opts.quiet:
         print_problems(found)
     built = _render_with_progress(p, opts, kept, reuse.chart if reuse is not None else None, reuse.printed if reuse is not None else None)
-    self_check({path: built.files[path] for path in (_unchecked(opts.out, built) if kept else built.fresh)})
+    self_check({path: built.files[path] for path in (_unchecked(opts.out, built) if kept else built.fresh)}, built.verified)
     return _Built(built.files, built.units, built.chart, tuple(found), reuse, destinations)
 
 

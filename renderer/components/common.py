@@ -5,7 +5,6 @@ Builders return plain dicts. Nothing here reads files or the clock.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from renderer.jsondata import clone
@@ -159,10 +158,10 @@ def env_list(*pairs: tuple[str, str], extra: list[Obj] | None = None) -> list[Ob
     for item in extra or []:
         for i, existing in enumerate(out):
             if existing["name"] == item.get("name"):
-                out[i] = copy.deepcopy(item)
+                out[i] = clone(item)
                 break
         else:
-            out.append(copy.deepcopy(item))
+            out.append(clone(item))
     return out
 
 
@@ -291,7 +290,7 @@ def driver_validation_init(model: Model) -> Obj:
     ]
     ctr = validation_container(model, "driver", env, mounts, validation_security(selinux=True))
     ctr["args"] = [DRIVER_GATE]
-    return copy.deepcopy(ctr)
+    return clone(ctr)
 
 
 def _section_env(section: dict[str, Any], sub: str) -> list[Obj]:
@@ -404,9 +403,9 @@ def daemonset(
         spec["affinity"] = dra_common.exclude_dra_pools(spec["affinity"], model)  # never on a DRA pool
     if common.get("priorityClassName"):
         spec["priorityClassName"] = common["priorityClassName"]
-    spec["tolerations"] = copy.deepcopy(common.get("tolerations") or [])
+    spec["tolerations"] = clone(common.get("tolerations") or [])
     if common.get("podSecurityContext"):
-        spec["securityContext"] = copy.deepcopy(common["podSecurityContext"])
+        spec["securityContext"] = clone(common["podSecurityContext"])
     sec = section or {}
     refs = _pull_secrets(model, sec, spec)
     if refs:
@@ -490,7 +489,7 @@ def runtime_class_name(model: Model) -> str | None:
 
 
 def resources(section: dict[str, Any]) -> Obj:
-    return copy.deepcopy(section.get("resources") or {})
+    return clone(section.get("resources") or {})
 
 
 def gpu_client_daemonset(name: str, model: Model, *, operand: str, pod_spec: Obj, section: dict[str, Any], gpu_container: str) -> Obj:

@@ -128,6 +128,9 @@ class Emitted:
     """The fleet's chart analysis (a ``helm.templates_for`` result)."""
     fresh: frozenset[str]
     """The files made by this build (all but the kept units' files)."""
+    verified: frozenset[str] = frozenset()
+    """Fresh files already parsed back to the objects they were written from (the base's:
+    :func:`aggregate` calls ``base.verify``), which the self-check need not parse again."""
 
 
 def emit_units(
@@ -142,6 +145,7 @@ def emit_units(
     aggregates over all of them. ``chart``: a kept analysis of the same fleet; ``printed``:
     the chart templates printed from it, as :func:`aggregate` takes them (only used with the
     kept analysis, when it passed its check)."""
+    from renderer.emit import base
     from renderer.render import objects
     from renderer.userpatches import patches_dir
 
@@ -165,7 +169,7 @@ def emit_units(
     fresh = frozenset(files)
     for name in kept or {}:
         files.update(units[name].files)
-    return Emitted(files, units, (ctx.chart.values, ctx.chart.templates), fresh)
+    return Emitted(files, units, (ctx.chart.values, ctx.chart.templates), fresh, base.verified(ctx.base_objs))
 
 
 def emit_all(p: Plan, progress: Callable[[str], None] | None = None) -> dict[str, str]:

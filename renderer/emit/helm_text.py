@@ -202,7 +202,7 @@ def _dump(value: Any, room: int = WIDTH - 40) -> list[str]:
         best = lines
         for width in (room - 20, room - 40, room - 60, 60):
             folded = yaml.safe_dump(value, width=max(width, 40), allow_unicode=True, sort_keys=False)
-            if yaml.safe_load(folded) != value:
+            if yamlio.load(folded) != value:  # libyaml's parser: the same data as PyYAML's, faster
                 continue
             best = escape(folded).rstrip("\n").split("\n")
             if max(map(len, best)) <= room:
