@@ -1256,7 +1256,8 @@ class Analysis:
     def _culprits(self, comp: Component, knob: Knob, alts: list[tuple[Any, Any]], values: dict[str, Any], base_values: dict[str, Any], good: list[Knob]) -> list[Knob]:
         """For the first value of ``alts`` that fails to build, the transparent knobs (of ``good``)
         to put back to their real values first (:meth:`_culprits_of`)."""
-        setting = next((st for _, st in alts if self.masked_tree(comp, base_values, [(knob, st)]) is None), MISSING)
+        # a value that builds as the base does (_as_base) is not built here either, as in _vary
+        setting = next((st for _, st in alts if not self._as_base(knob, st, base_values) and self.masked_tree(comp, base_values, [(knob, st)]) is None), MISSING)
         return [] if setting is MISSING else self._culprits_of(comp, knob, setting, values, base_values, good)
 
     def _culprits_of(self, comp: Component, knob: Knob, setting: Any, values: dict[str, Any], base_values: dict[str, Any], good: list[Knob]) -> list[Knob]:
