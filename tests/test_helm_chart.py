@@ -372,6 +372,25 @@ KNOBS = [
     ),
     Knob("pool repoConfig", ("--set", "driver.pools.ubuntu2204.repoConfig.configMapName=repos"), _pool_setting(0, ("repoConfig", "configMapName"), "repos")),
     Knob("pool certConfig", ("--set", "driver.pools.ubuntu2204.certConfig.name=certs"), _pool_setting(0, ("certConfig", "name"), "certs")),
+    # two values maps merged into one map, sharing a key (issue 18: two splices printed it twice):
+    # the fleet's resources and a pool's, deep (the pool wins); a pool's labels and
+    # daemonsets.labels (the latter win); a pool's nodeSelector under the OS labels (these win:
+    # the builder adds it with setdefault)
+    Knob(
+        "driver and pool resources",
+        ("--set", "driver.resources.limits.memory=1Gi", "--set", "driver.pools.ubuntu2204.resources.limits.cpu=1"),
+        _both(_set("driver.resources", {"limits": {"memory": "1Gi"}}), _pool_setting(0, ("resources",), {"limits": {"cpu": 1}})),
+    ),
+    Knob(
+        "pool and daemonsets labels",
+        ("--set", "daemonsets.labels.team=ml", "--set", "driver.pools.ubuntu2204.labels.team=pool", "--set", "driver.pools.ubuntu2204.labels.tier=gpu"),
+        _both(_set("daemonsets.labels", {"team": "ml"}), _pool_setting(0, ("labels",), {"team": "pool", "tier": "gpu"})),
+    ),
+    Knob(
+        "pool nodeSelector under the OS labels",
+        ("--set-json", 'driver.pools.ubuntu2204.nodeSelector={"feature.node.kubernetes.io/system-os_release.ID": "debian", "zone": "a"}'),
+        _pool_setting(0, ("nodeSelector",), {"feature.node.kubernetes.io/system-os_release.ID": "debian", "zone": "a"}),
+    ),
     # a block that is empty in the built values, where the component has a default of its own
     # (the asset's resources; cc-manager's is the same code, but its kata mode is a second knob)
     Knob(

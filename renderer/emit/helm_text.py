@@ -297,13 +297,27 @@ def _conds(node: Any) -> list[Cond] | None:
     return [c for c, _ in node.cases] if isinstance(node, Variant) else None
 
 
+MERGED = "merged"
+"""The named template (renderer/data/chart_helpers.tpl) printing values maps merged as the
+builders merge them (``helm_ir.merged_maps``): deeply, a later one winning."""
+
+
+def merged_call(paths: list[Path] | tuple[Path, ...]) -> str:
+    """``include "<chart>.merged" (list A B)``: the maps' merge as YAML, nothing when it is empty."""
+    return f'include "{CHART}.{MERGED}" (list ' + " ".join(values_expr(p) for p in paths) + ")"
+
+
 def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
     pad = " " * ind
     items = list(node.items())
+    splices = [k for k in node if isinstance(k, Splice)]
     i = 0
     while i < len(items):
         key, val = items[i]
-        if isinstance(key, Splice):
+        if isinstance(key, Splice) and len(splices) > 1:
+            if key is splices[0]:  # two or more values maps: one merge (a key they share once)
+                out.splice(merged_call([s.path for s in splices]), ".", ind)
+        elif isinstance(key, Splice):
             out.splice(values_expr(key.path), "toYaml .", ind)
         elif isinstance(val, Variant) and repr(val) in _VARS:
             out.text(f"{pad}{_key(key)}: {{{{ ${_VARS[repr(val)]} | quote }}}}")
@@ -431,10 +445,9 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
         out.ctl("end", ind)
         return
     if isinstance(val, MergeBlock):
-        out.ctl(wrapped("if", tuple((Atom(p, "is", True),) for p in val.paths), ind), ind)
+        out.ctl("with " + merged_call(val.paths), ind)
         out.text(f"{pad}{k}:")
-        for path in val.paths:
-            out.splice(values_expr(path), "toYaml .", ind + 2)
+        out.yaml(".", ind + 2)
         out.ctl("end", ind)
         return
     scalar = _scalar(val)

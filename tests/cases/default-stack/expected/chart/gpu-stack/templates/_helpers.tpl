@@ -32,6 +32,35 @@ app.kubernetes.io/managed-by: gpu-render
 {{- end }}
 {{- end -}}
 
+{{/*
+Values maps merged as gpu-render's builders merge them (a pool's settings over the fleet's):
+(list A B ...) deeply, a later map winning a key they share, lists and other values replaced,
+a null deleting the key. Prints the merge as YAML, nothing when it is empty.
+*/}}
+{{- define "gpu-stack.merged" -}}
+{{- $out := dict -}}
+{{- range . -}}
+{{- if kindIs "map" . -}}
+{{- include "gpu-stack.mergeInto" (list $out .) -}}
+{{- end -}}
+{{- end -}}
+{{- with $out }}{{ toYaml . }}{{ end -}}
+{{- end -}}
+
+{{/* (list DEST SRC): SRC merged into the map DEST (changed in place), as "gpu-stack.merged" says. */}}
+{{- define "gpu-stack.mergeInto" -}}
+{{- $out := index . 0 -}}
+{{- range $key, $value := index . 1 -}}
+{{- if kindIs "invalid" $value -}}
+{{- $_ := unset $out $key -}}
+{{- else if and (kindIs "map" $value) (kindIs "map" (get $out $key)) -}}
+{{- include "gpu-stack.mergeInto" (list (get $out $key) $value) -}}
+{{- else -}}
+{{- $_ := set $out $key (deepCopy $value) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Labels for extra objects a user adds next to the chart. */}}
 {{- define "gpu-stack.labels" -}}
 app.kubernetes.io/name: {{ include "gpu-stack.name" . }}
