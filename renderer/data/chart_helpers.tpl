@@ -47,6 +47,14 @@ a null deleting the key. Prints the merge as YAML, nothing when it is empty.
 {{- with $out }}{{ toYaml . }}{{ end -}}
 {{- end -}}
 
+{{/* (list KEY MAP...): "KEY:" and the maps merged as "[[ chart ]].merged" does under it; nothing when the merge is empty. */}}
+{{- define "[[ chart ]].mergedEntry" -}}
+{{- with include "[[ chart ]].merged" (rest .) }}
+{{- first $ }}:
+{{ . | indent 2 }}
+{{- end -}}
+{{- end -}}
+
 {{/* (list DEST SRC): SRC merged into the map DEST (changed in place), as "[[ chart ]].merged" says. */}}
 {{- define "[[ chart ]].mergeInto" -}}
 {{- $out := index . 0 -}}

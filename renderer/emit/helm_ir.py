@@ -421,9 +421,7 @@ class Sentinels:
                 continue
             merged = self.merge_ids(val)
             if merged and len(merged) > 1:
-                union: dict[Any, Any] = {}
-                for mid in merged:
-                    union.update(clone(self.value[mid]) if isinstance(self.value[mid], dict) else {})
+                union = merged_maps([self.value[mid] for mid in merged])  # deep, as the builders merge
                 if union:
                     out[key] = union
                 continue
