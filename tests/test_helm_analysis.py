@@ -3,6 +3,7 @@ never what the templates are. Each is checked against the plain search it replac
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 
 from renderer.components import COMPONENTS
 from renderer.emit import helm_ir
-from renderer.emit.helm import templates_for
+from renderer.emit.helm import mask_generated, normalise, static_objects, templates_for
 from renderer.emit.helm_values import (
     POOL_ATTR,
     POOL_NAMES_READ,
@@ -21,6 +22,7 @@ from renderer.emit.helm_values import (
     pool_of,
 )
 from renderer.inputs import read_inputs
+from renderer.merge import deep_merge
 from renderer.pipeline import plan
 from tests.conftest import ROOT
 from tests.golden import CASES, case_names
@@ -86,3 +88,39 @@ def test_pool_of_resolves_one_pool_as_the_model_does() -> None:
     for pool in pools:
         assert pool_of(values, "fleet", pool.name) == pool
     assert pool_of(values, "fleet", "no-such-pool") is None
+
+
+def test_values_maps_merged_into_one_map_merge_as_the_builders_do() -> None:
+    """Two values maps merged into one map (the fleet's and a pool's `resources`, a pool's labels
+    and `daemonsets.labels`, the OS labels and a pool's `nodeSelector`) are one merge in the
+    template, in the builder's precedence: deep, a key they share once, with the winner's value
+    (issue 18: they were two `toYaml` splices, a duplicate key). The evaluator says what the
+    printed `gpu-stack.merged` does; tests/test_helm_chart.py's knob matrix runs the real helm."""
+    values, templates = templates_for(_base(ROOT / "values.yaml", ROOT / "overlays"))
+    values = copy.deepcopy(values)
+    pool = values["driver"]["pools"]["ubuntu2204"]
+    values["driver"]["resources"] = {"limits": {"memory": "1Gi"}, "requests": {"cpu": "100m"}}
+    pool["resources"] = {"limits": {"cpu": 1}, "requests": None}
+    values["daemonsets"]["labels"] = {"team": "ml"}
+    pool["labels"] = {"team": "pool", "tier": "gpu"}
+    os_key = next(iter(pool["node"]["osSelector"]))
+    pool["nodeSelector"] = {os_key: "other", "zone": "a"}
+    got = normalise(mask_generated(helm_ir.render_templates(templates, values), templates))
+    want = normalise(mask_generated(static_objects(model_of(values, "fleet")), templates))
+    assert got == want
+    ds = next(o for o in got.values() if o["kind"] == "DaemonSet" and o["metadata"]["labels"].get("tier") == "gpu")
+    pod = ds["spec"]["template"]
+    assert {c["name"]: c["resources"] for c in [*pod["spec"]["initContainers"], *pod["spec"]["containers"]] if "resources" in c} and all(
+        c["resources"] == {"limits": {"memory": "1Gi", "cpu": 1}} for c in pod["spec"]["containers"]
+    )
+    assert pod["metadata"]["labels"]["team"] == "ml" and ds["metadata"]["labels"]["team"] == "ml"
+    assert pod["spec"]["nodeSelector"][os_key] == pool["node"]["osSelector"][os_key] and pod["spec"]["nodeSelector"]["zone"] == "a"
+
+
+def test_merged_maps_is_the_builders_merge() -> None:
+    """helm_ir.merged_maps (what `gpu-stack.merged` prints): renderer.merge's rules, unlike
+    Sprig's `merge` (which keeps a later map's `false`, `0`, `""` or `[]` out)."""
+    fleet = {"limits": {"memory": "1Gi", "cpu": 2}, "requests": {"cpu": "1"}, "list": [1, 2], "off": True}
+    own = {"limits": {"cpu": 0}, "requests": None, "list": [], "off": False}
+    assert helm_ir.merged_maps([fleet, None, own]) == deep_merge(fleet, own) == {"limits": {"memory": "1Gi", "cpu": 0}, "list": [], "off": False}
+    assert helm_ir.merged_maps([]) == {} and fleet["requests"] == {"cpu": "1"}

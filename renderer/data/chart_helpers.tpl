@@ -32,6 +32,43 @@ app.kubernetes.io/managed-by: gpu-render
 {{- end }}
 {{- end -}}
 
+{{/*
+Values maps merged as gpu-render's builders merge them (a pool's settings over the fleet's):
+(list A B ...) deeply, a later map winning a key they share, lists and other values replaced,
+a null deleting the key. Prints the merge as YAML, nothing when it is empty.
+*/}}
+{{- define "[[ chart ]].merged" -}}
+{{- $out := dict -}}
+{{- range . -}}
+{{- if kindIs "map" . -}}
+{{- include "[[ chart ]].mergeInto" (list $out .) -}}
+{{- end -}}
+{{- end -}}
+{{- with $out }}{{ toYaml . }}{{ end -}}
+{{- end -}}
+
+{{/* (list KEY MAP...): "KEY:" and the maps merged as "[[ chart ]].merged" does under it; nothing when the merge is empty. */}}
+{{- define "[[ chart ]].mergedEntry" -}}
+{{- with include "[[ chart ]].merged" (rest .) }}
+{{- first $ }}:
+{{ . | indent 2 }}
+{{- end -}}
+{{- end -}}
+
+{{/* (list DEST SRC): SRC merged into the map DEST (changed in place), as "[[ chart ]].merged" says. */}}
+{{- define "[[ chart ]].mergeInto" -}}
+{{- $out := index . 0 -}}
+{{- range $key, $value := index . 1 -}}
+{{- if kindIs "invalid" $value -}}
+{{- $_ := unset $out $key -}}
+{{- else if and (kindIs "map" $value) (kindIs "map" (get $out $key)) -}}
+{{- include "[[ chart ]].mergeInto" (list (get $out $key) $value) -}}
+{{- else -}}
+{{- $_ := set $out $key (deepCopy $value) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Labels for extra objects a user adds next to the chart. */}}
 {{- define "[[ chart ]].labels" -}}
 app.kubernetes.io/name: {{ include "[[ chart ]].name" . }}

@@ -55,6 +55,7 @@ from renderer.emit.helm_values import (
     unwrap_sections,
 )
 from renderer.jsondata import clone
+from renderer.merge import deep_merge
 from renderer.model import Pool
 
 SCALAR = "zzgrs{:05d}x"
@@ -110,7 +111,9 @@ class Block:
 
 @dataclass(frozen=True)
 class Splice:
-    """Items of a values list (or entries of a values map) inserted among fixed ones."""
+    """Items of a values list (or entries of a values map) inserted among fixed ones. Two or
+    more map splices of one map are merged deeply (:func:`merged_maps`), a later one winning, in
+    the first one's place: they stand in the builder's precedence (:meth:`Analysis._precedence`)."""
 
     path: Path
     is_map: bool = False
@@ -125,7 +128,8 @@ class Derived:
 
 @dataclass(frozen=True)
 class MergeBlock:
-    """A map entry made only of values maps merged together; left out when all are empty."""
+    """A map entry made only of values maps merged together (deeply, a later one winning: the
+    builder's precedence); left out when the merge is empty."""
 
     paths: tuple[Path, ...]
 
@@ -361,6 +365,9 @@ class Sentinels:
         self.knob: dict[str, Path] = {}
         self.value: dict[str, Any] = {}
         self.by_path: dict[Path, str] = {}
+        self.order: dict[tuple[str, ...], tuple[str, ...]] = {}
+        """The block sentinels merged into one map, in the map's order -> in the builder's
+        precedence (the winner last), where :meth:`Analysis._precedence` found it differs."""
 
     def make(self, knob: Knob, value: Any) -> Any:
         if knob.path in self.by_path:
@@ -414,9 +421,7 @@ class Sentinels:
                 continue
             merged = self.merge_ids(val)
             if merged and len(merged) > 1:
-                union: dict[Any, Any] = {}
-                for mid in merged:
-                    union.update(clone(self.value[mid]) if isinstance(self.value[mid], dict) else {})
+                union = merged_maps([self.value[mid] for mid in merged])  # deep, as the builders merge
                 if union:
                     out[key] = union
                 continue
@@ -855,10 +860,29 @@ class Analysis:
         self.base_attrs = None
         assert base is not None
         self.base_ids = list(base)
+        self._precedence(comp, base_values, base, sent)
         tpl = self._variants(comp, values, base_values, base, structural, sent, fixed, good)
         tpl.derived = self.derived
         tpl.generated = self.generated
         return tpl
+
+    def _precedence(self, comp: Component, base_values: dict[str, Any], base: dict[str, Obj], sent: Sentinels) -> None:
+        """Which of the values maps merged into one map wins a key they share (``sent.order``):
+        one build with a shared key in each (``{sid: sid, PROBE: sid}``) tells which sentinel
+        the key keeps (a pool's ``nodeSelector`` gives way to the OS labels, a pool's
+        ``resources`` win over the fleet's). A map only a variant has keeps its order."""
+        maps = [(p, ids) for p, ids in _merged_maps(base) if all(i in sent.knob for i in ids)]
+        if not maps:
+            return
+        vals = base_values
+        for sid in sorted({i for _, ids in maps for i in ids}):
+            vals = assign(vals, sent.knob[sid], {sid: sid, PROBE: sid})
+        tree = self.align(self.mask(self.tree(comp, vals)))
+        for path, ids in maps:
+            found = tget(tree, path) if tree is not None else MISSING
+            winner = found.get(PROBE) if isinstance(found, dict) else None
+            if winner == ids[0] and len(ids) == 2:
+                sent.order[tuple(ids)] = (ids[1], ids[0])
 
     def _key(self, comp: Component, oid: str, path: TPath) -> str:
         parts = [e[1] if isinstance(e, tuple) else e for e in path]
@@ -1722,19 +1746,55 @@ def _groups(touched: dict[Path, list[TPath]]) -> list[list[Path]]:
     return list(groups.values())
 
 
+PROBE = "zzgrprobe"
+"""The key :meth:`Analysis._precedence` puts in every values map merged into one map."""
+
+
+def _merged_maps(node: Any, path: TPath = ()) -> Iterator[tuple[TPath, list[str]]]:
+    """(path, block sentinels) of every map into which two or more values maps are merged."""
+    if isinstance(node, dict):
+        ids = [k for k, v in node.items() if isinstance(k, str) and k == v and k.startswith("zzgrb")]
+        if len(ids) > 1:
+            yield path, ids
+        for key, val in node.items():
+            if key not in ids:
+                yield from _merged_maps(val, (*path, key))
+    elif isinstance(node, list):
+        for name, item in zip(_names(node), node, strict=True):
+            if name is not None:
+                yield from _merged_maps(item, (*path, ("@", name)))
+
+
+def merged_maps(found: list[Any]) -> dict[str, Any]:
+    """The values maps merged one over the other as the builders merge a pool's settings over
+    the fleet's (renderer.merge): deeply, a later one winning, lists replaced, a null deleting."""
+    out: dict[str, Any] = {}
+    for one in found:
+        if isinstance(one, dict):
+            out = deep_merge(out, one)
+    return out
+
+
+def _spliced(node: dict[Any, Any], sent: Sentinels) -> list[str]:
+    """The block sentinels spliced into ``node`` (a values map's entries among fixed ones)."""
+    return [k for k, v in node.items() if isinstance(k, str) and k in sent.knob and k.startswith("zzgrb") and (k == v or _set_or_empty(v, k, sent.knob[k]))]
+
+
 def _convert(node: Any, sent: Sentinels) -> Any:
     """Sentinels -> Ref / Interp / Block / Splice, through variants."""
     if isinstance(node, Variant):
         return _each_case(node, lambda case: _convert(case, sent))
     if isinstance(node, dict):
         res: dict[Any, Any] = {}
+        spliced = _spliced(node, sent)
+        ranked = iter(sent.order.get(tuple(spliced), spliced))  # the builder's precedence, in the splices' places
         for key, val in node.items():
-            if isinstance(key, str) and key in sent.knob and key.startswith("zzgrb") and (key == val or _set_or_empty(val, key, sent.knob[key])):
-                res[Splice(sent.knob[key], True)] = None
+            if key in spliced:
+                res[Splice(sent.knob[next(ranked)], True)] = None
                 continue
             merged = sent.merge_ids(val)
             if len(merged) > 1:
-                res[key] = MergeBlock(tuple(sent.knob[m] for m in merged))
+                res[key] = MergeBlock(tuple(sent.knob[m] for m in sent.order.get(tuple(merged), merged)))
                 continue
             sid = sent.block_id(val) if isinstance(val, dict) else (sent._list_block(val) if isinstance(val, list) else None)
             if sid is not None:
@@ -1838,9 +1898,13 @@ def evaluate(node: Any, values: dict[str, Any]) -> Any:
 
 def _evaluate_map(node: dict[Any, Any], values: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    splices = [k for k in node if isinstance(k, Splice)]
     for key, val in node.items():
         if isinstance(key, Splice):
-            out.update(copy.deepcopy(_read(values, key.path) or {}))
+            if len(splices) == 1:
+                out.update(copy.deepcopy(_read(values, key.path) or {}))
+            elif key is splices[0]:  # all of them merged, in the first one's place
+                out.update(merged_maps([_read(values, s.path) for s in splices]))
             continue
         if isinstance(val, Block):
             found = _read(values, val.path)
@@ -1848,9 +1912,7 @@ def _evaluate_map(node: dict[Any, Any], values: dict[str, Any]) -> dict[str, Any
                 out[key] = copy.deepcopy(found)
             continue
         if isinstance(val, MergeBlock):
-            union: dict[str, Any] = {}
-            for path in val.paths:
-                union.update(copy.deepcopy(_read(values, path) or {}))
+            union = merged_maps([_read(values, path) for path in val.paths])
             if union:
                 out[key] = union
             continue

@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from renderer.emit.helm_ir import (
     MISSING,
+    NAME_KEY,
     Block,
     Derived,
     Interp,
@@ -29,6 +31,7 @@ from renderer.emit.helm_text import (
     _SCOPE,
     APP_LABELS,
     IDENT,
+    PARAM_ROOT,
     WIDTH,
     Out,
     Param,
@@ -36,7 +39,9 @@ from renderer.emit.helm_text import (
     _context,
     emit_entries,
     emit_item,
+    values_expr,
 )
+from renderer.emit.helm_values import Path
 
 HELPER_LINES = 4
 """Smallest repeated node (printed lines) that becomes a named template."""
@@ -164,7 +169,72 @@ class Helpers:
             self.sites[fp] = first[fp]
         self.args: dict[FP, list[tuple[str, str]]] = {}
         """Of a use of a parameterised named template: (parameter, literal) in the body's order."""
+        self.sections: dict[FP, Path] = {}
+        """Of a use of a named template with a values section as a parameter: that section."""
+        self.pooled: dict[FP, str] = {}
+        """Of a named template printed from the range over the pools: the synthetic pool's key
+        (its body reads ``$pool``, passed as ``pool``)."""
         self._parameterised(templates, set(chosen), taken)
+        self._sectioned(templates, taken)
+
+    def _sectioned(self, templates: list[Template], taken: set[str]) -> None:
+        """List items of one pool body alike but for the values section they read and up to
+        :data:`MAX_PARAMS` + 1 literal strings (the GDS and GDRCopy sidecars of the driver: name,
+        script, probe; ``gds`` / ``gdrcopy``) become one named template, the section passed as
+        ``section`` and the pool as ``pool``: ``include ... (dict "name" "nvidia-fs-ctr" ...
+        "section" $.Values.gds "pool" $pool "Values" $.Values)``. A literal's part all uses share
+        (up to a space) stays in the body: ``exec {{ $.args }} install``."""
+        shapes = _Shapes(sections=True)
+        for tpl in templates:
+            groups: dict[int, list[Site]] = {}
+            for node in tpl.pooled.values():
+                for site in _sites(node):
+                    if site[0] != "item" or _fingerprint(site, self.intern) in self.names or not _has_action(site[2]):
+                        continue
+                    num, leaves = shapes.of(site[2])
+                    if len(leaves) >= PARAM_LEAVES:
+                        groups.setdefault(num, []).append(site)
+            done: set[int] = set()
+            for members in sorted(groups.values(), key=lambda g: -len(shapes.of(g[0][2])[1])):
+                members = [m for m in members if id(m[2]) not in done]
+                if len(members) < 2:
+                    continue
+                texts = [shapes.of(m[2])[1] for m in members]
+                differ = [i for i in range(len(texts[0])) if len({ls[i] for ls in texts}) > 1]
+                literal = [i for i in differ if type(texts[0][i]) is str]
+                section = [i for i in differ if i not in literal]
+                # one section per use, the same at every place it differs
+                per_use = [{ls[i] for i in section} for ls in texts]
+                if not section or not 1 <= len(literal) <= MAX_PARAMS + 1 or any(len(u) != 1 for u in per_use):
+                    continue
+                node = members[0][2]
+                names = _param_names(node, literal, shapes)
+                if names is None or {"section", "pool"} & set(names) or NAME_KEY in repr(node) or Helpers._lines(members[0]) < HELPER_LINES:
+                    continue  # (the pool's name, `$name`, is not passed)
+                cuts = [_shared_ends([str(ls[i]) for ls in texts]) for i in literal]
+                words = [w for w in re.split(r"[^A-Za-z0-9]+", str(node.get("name") or "item").lower()) if w]
+                others = [re.split(r"[^A-Za-z0-9]+", str(m[2].get("name") or "").lower()) for m in members[1:]]
+                base = "-".join([tpl.name, *(w for w in words if all(w in o for o in others))])
+                name, k = base, 1
+                while name in taken:
+                    k += 1
+                    name = f"{base}-{k}"
+                taken.add(name)
+                params: dict[int, str | Param] = {i: Param(n, pre, suf) for i, n, (pre, suf) in zip(literal, names, cuts, strict=True)}
+                body = shapes.substitute(node, params, {i: (PARAM_ROOT, "section") for i in section})
+                fp0 = _fingerprint(members[0], self.intern)
+                self.names[fp0] = f"{self.chart}.{name}"
+                self.sites[fp0] = ("item", "", body)
+                self.pooled[fp0] = tpl.pool_key
+                for site, ls in zip(members, texts, strict=True):
+                    fp = _fingerprint(site, self.intern)
+                    self.names[fp] = self.names[fp0]
+                    self.args[fp] = [(n, str(ls[i])[len(pre) : len(str(ls[i])) - len(suf)]) for i, n, (pre, suf) in zip(literal, names, cuts, strict=True)]
+                    (sec,) = per_use[texts.index(ls)]
+                    assert isinstance(sec, _Section)
+                    self.sections[fp] = sec.path
+                    done.update(_ids(site[2]))
+                self.defines.add(fp0)
 
     def _parameterised(self, templates: list[Template], exact: set[FP], taken: set[str]) -> None:
         """Nodes of two or more components that differ only in one or two literal strings (the
@@ -218,14 +288,26 @@ class Helpers:
         name = self.use(site)
         if name is None:
             return None
-        args = self.args.get(_fingerprint(site, self.intern))
+        fp = _fingerprint(site, self.intern)
+        args = self.args.get(fp)
         if args is None:
             return f'include "{name}" {_context()}'
-        pairs = [f"{json.dumps(p)} {json.dumps(v)}" for p, v in args] + [f'"Values" {"$.Values" if _SCOPE else ".Values"}']
+        pairs = [f"{json.dumps(p)} {json.dumps(v)}" for p, v in args]
+        if fp in self.sections:
+            pairs += [f'"section" {values_expr(self.sections[fp])}', '"pool" $pool']
+        pairs.append(f'"Values" {"$.Values" if _SCOPE else ".Values"}')
         one = f'include "{name}" (dict ' + " ".join(pairs) + ")"
         if ind + len(one) + 20 <= WIDTH:
             return one
-        return f'include "{name}" (dict' + "".join("\n" + " " * (ind + 4) + p for p in pairs) + ")"
+        # as many pairs on a line as fit, the rest on lines below
+        lines = [f'include "{name}" (dict']
+        for pair in pairs:
+            room = WIDTH - 20 - (ind if len(lines) == 1 else ind + 4)
+            if len(lines[-1]) + 1 + len(pair) <= room:
+                lines[-1] += " " + pair
+            else:
+                lines.append(pair)
+        return ("\n" + " " * (ind + 4)).join(lines) + ")"
 
     def use(self, site: Site) -> str | None:
         if not self.names or not isinstance(site[2], (dict, list)) or not site[2] or not isinstance(site[1], str):
@@ -238,10 +320,16 @@ class Helpers:
     def body(self, fp: FP, helpers: Helpers | None = None) -> str:
         use = helpers or self
         saved, use.defining = use.defining, fp
+        pool = self.pooled.get(fp)
+        if pool:  # printed as in the range: `$pool` from the parameter, `$.Values` from "Values"
+            _SCOPE.append(pool)
         try:
-            return self.print_site(self.sites[fp], use)
+            text = self.print_site(self.sites[fp], use)
         finally:
             use.defining = saved
+            if pool:
+                _SCOPE.pop()
+        return "{{- $pool := .pool -}}\n" + text if pool else text
 
     @staticmethod
     def _lines(site: Site) -> int:
@@ -268,21 +356,61 @@ class Helpers:
         return "\n".join(out)
 
 
+@dataclass(frozen=True)
+class _Section:
+    """A values section a node reads (``("gds",)``), as a leaf of its shape (``_Shapes(sections=True)``)."""
+
+    path: Path
+
+
+def _shared_ends(texts: list[str]) -> tuple[str, str]:
+    """The prefix and suffix all ``texts`` share, cut at a space (the part that differs is a word)."""
+    pre = texts[0]
+    for t in texts[1:]:
+        while not t.startswith(pre):
+            pre = pre[:-1]
+    pre = pre[: pre.rfind(" ") + 1]
+    rest = [t[len(pre) :] for t in texts]
+    suf = rest[0]
+    for t in rest[1:]:
+        while not t.endswith(suf):
+            suf = suf[1:]
+    suf = suf[suf.find(" ") :] if " " in suf else ""
+    return pre, suf
+
+
+def _sectioned_path(path: Path) -> bool:
+    """A path into a top-level values section other than the pools' (``gds.image``)."""
+    return len(path) >= 2 and path[:2] != ("driver", "pools") and path[0] != PARAM_ROOT
+
+
 class _Shapes:
-    """Nodes numbered up to their literal strings (the "shape"), with those strings in order."""
+    """Nodes numbered up to their literal strings (the "shape"), with those strings in order;
+    with ``sections``, up to the values section of each value they read too (a :class:`_Section`
+    leaf: ``gds.image`` and ``gdrcopy.image`` are of one shape)."""
 
-    def __init__(self) -> None:
+    def __init__(self, sections: bool = False) -> None:
         self.table: dict[Any, int] = {}
-        self.memo: dict[int, tuple[Any, int, tuple[str, ...]]] = {}
+        self.memo: dict[int, tuple[Any, int, tuple[Any, ...]]] = {}
+        self.sections = sections
 
-    def of(self, node: Any) -> tuple[int, tuple[str, ...]]:
+    def of(self, node: Any) -> tuple[int, tuple[Any, ...]]:
         hit = self.memo.get(id(node))
         if hit is not None and hit[0] is node:
             return hit[1], hit[2]
         key: Any
-        leaves: tuple[str, ...] = ()
+        leaves: tuple[Any, ...] = ()
         parts: list[Any] = []
-        if isinstance(node, Variant):
+        if self.sections and isinstance(node, (Ref, Block)) and _sectioned_path(node.path):
+            shape = ("Ref", node.path[1:], node.quote, node.text) if isinstance(node, Ref) else ("Block", node.path[1:])
+            key, leaves = shape, (_Section(node.path[:1]),)
+        elif self.sections and isinstance(node, Interp):
+            for part in node.parts:
+                num, sub = self.of(part)
+                parts.append(num)
+                leaves += sub
+            key = ("interp", tuple(parts))
+        elif isinstance(node, Variant):
             for cond, case in node.cases:
                 num, sub = self.of(case)
                 parts.append((repr(cond), num))
@@ -312,9 +440,11 @@ class _Shapes:
             self.memo[id(node)] = (node, num, leaves)
         return num, leaves
 
-    def substitute(self, node: Any, params: dict[int, str]) -> Any:
-        """``node`` with its i-th literal string replaced by ``Param(params[i])``."""
+    def substitute(self, node: Any, params: dict[int, str | Param], sections: dict[int, Path] | None = None) -> Any:
+        """``node`` with its i-th literal string replaced by ``Param(params[i])`` (or ``params[i]``
+        itself) and, with ``sections``, the section of its i-th read by ``sections[i]``."""
         count = [0]
+        moved = sections or {}
 
         def walk(n: Any) -> Any:
             if isinstance(n, Variant):
@@ -323,10 +453,17 @@ class _Shapes:
                 return {k: walk(v) for k, v in n.items()}
             if isinstance(n, list):
                 return [walk(v) for v in n]
+            if self.sections and isinstance(n, Interp):
+                return Interp(tuple(walk(p) for p in n.parts))
+            if self.sections and isinstance(n, (Ref, Block)) and _sectioned_path(n.path):
+                i = count[0]
+                count[0] += 1
+                return replace(n, path=(*moved[i], *n.path[1:])) if i in moved else n
             if type(n) is str:
                 i = count[0]
                 count[0] += 1
-                return Param(params[i]) if i in params else n
+                found = params.get(i)
+                return n if found is None else found if isinstance(found, Param) else Param(found)
             return n
 
         return walk(node)
@@ -339,7 +476,12 @@ def _param_names(node: Any, positions: list[int], shapes: _Shapes) -> list[str] 
     count = [0]
 
     def walk(n: Any, key: str) -> None:
-        if isinstance(n, Variant):
+        if shapes.sections and isinstance(n, Interp):
+            for part in n.parts:
+                walk(part, key)
+        elif shapes.sections and isinstance(n, (Ref, Block)) and _sectioned_path(n.path):
+            count[0] += 1
+        elif isinstance(n, Variant):
             for _, case in n.cases:
                 walk(case, key)
         elif isinstance(n, dict):

@@ -49,9 +49,16 @@ _SCOPE: list[str] = []
 """While a ``range`` body over the pools is printed: the synthetic pool's key (see helm_ir.POOL)."""
 
 
+PARAM_ROOT = "\x00param"
+"""First key of a path into a named template's parameter (``(PARAM_ROOT, "section", "image")``:
+``$.section.image``, a values section passed as a parameter)."""
+
+
 def values_expr(path: Path) -> str:
     """``.Values.a.b`` or ``(index .Values "a" "b-c")`` when a key is not an identifier; inside
     the range over the pools, ``$pool.x`` / ``$name`` for the pool's own and ``$.Values.x`` for the rest."""
+    if path[:1] == (PARAM_ROOT,):
+        return "$." + ".".join(path[1:])
     root = ".Values"
     if _SCOPE:
         root = "$.Values"
@@ -257,12 +264,17 @@ def _interp_json(node: Interp) -> str:
 
 @dataclass(frozen=True)
 class Param:
-    """A literal of a named template's body that differs between its uses: ``{{ .<name> }}``."""
+    """A literal of a named template's body that differs between its uses: ``{{ .<name> }}``
+    (the part between ``prefix`` and ``suffix``, which all uses share)."""
 
     name: str
+    prefix: str = ""
+    suffix: str = ""
 
 
 def _scalar(node: Any) -> str | None:
+    if isinstance(node, Param) and (node.prefix or node.suffix):
+        return _interp_line(Interp((node.prefix, Ref((PARAM_ROOT, node.name), False), node.suffix)))
     if isinstance(node, Param):
         return "{{ ." + node.name + " | quote }}"
     if isinstance(node, Derived):
@@ -297,13 +309,31 @@ def _conds(node: Any) -> list[Cond] | None:
     return [c for c, _ in node.cases] if isinstance(node, Variant) else None
 
 
+MERGED = "merged"
+"""The named template (renderer/data/chart_helpers.tpl) printing values maps merged as the
+builders merge them (``helm_ir.merged_maps``): deeply, a later one winning."""
+
+
+def merged_call(paths: list[Path] | tuple[Path, ...], key: str = "") -> str:
+    """``include "<chart>.merged" (list A B)``: the maps' merge as YAML, nothing when it is empty;
+    with ``key``, ``include "<chart>.mergedEntry" (list "key" A B)``: ``key:`` and the merge under it."""
+    args = " ".join(values_expr(p) for p in paths)
+    if key:
+        return f'include "{CHART}.{MERGED}Entry" (list {json.dumps(key)} {args})'
+    return f'include "{CHART}.{MERGED}" (list {args})'
+
+
 def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
     pad = " " * ind
     items = list(node.items())
+    splices = [k for k in node if isinstance(k, Splice)]
     i = 0
     while i < len(items):
         key, val = items[i]
-        if isinstance(key, Splice):
+        if isinstance(key, Splice) and len(splices) > 1:
+            if key is splices[0]:  # two or more values maps: one merge (a key they share once)
+                out.splice(merged_call([s.path for s in splices]), ".", ind)
+        elif isinstance(key, Splice):
             out.splice(values_expr(key.path), "toYaml .", ind)
         elif isinstance(val, Variant) and repr(val) in _VARS:
             out.text(f"{pad}{_key(key)}: {{{{ ${_VARS[repr(val)]} | quote }}}}")
@@ -430,12 +460,8 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
         out.yaml("toYaml .", ind + 2)
         out.ctl("end", ind)
         return
-    if isinstance(val, MergeBlock):
-        out.ctl(wrapped("if", tuple((Atom(p, "is", True),) for p in val.paths), ind), ind)
-        out.text(f"{pad}{k}:")
-        for path in val.paths:
-            out.splice(values_expr(path), "toYaml .", ind + 2)
-        out.ctl("end", ind)
+    if isinstance(val, MergeBlock):  # the entry on one line: `key:` and the merge, or nothing
+        out.splice(merged_call(val.paths, key), ".", ind)
         return
     scalar = _scalar(val)
     if scalar is not None:

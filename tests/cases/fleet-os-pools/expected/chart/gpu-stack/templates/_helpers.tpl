@@ -32,6 +32,43 @@ app.kubernetes.io/managed-by: gpu-render
 {{- end }}
 {{- end -}}
 
+{{/*
+Values maps merged as gpu-render's builders merge them (a pool's settings over the fleet's):
+(list A B ...) deeply, a later map winning a key they share, lists and other values replaced,
+a null deleting the key. Prints the merge as YAML, nothing when it is empty.
+*/}}
+{{- define "gpu-stack.merged" -}}
+{{- $out := dict -}}
+{{- range . -}}
+{{- if kindIs "map" . -}}
+{{- include "gpu-stack.mergeInto" (list $out .) -}}
+{{- end -}}
+{{- end -}}
+{{- with $out }}{{ toYaml . }}{{ end -}}
+{{- end -}}
+
+{{/* (list KEY MAP...): "KEY:" and the maps merged as "gpu-stack.merged" does under it; nothing when the merge is empty. */}}
+{{- define "gpu-stack.mergedEntry" -}}
+{{- with include "gpu-stack.merged" (rest .) }}
+{{- first $ }}:
+{{ . | indent 2 }}
+{{- end -}}
+{{- end -}}
+
+{{/* (list DEST SRC): SRC merged into the map DEST (changed in place), as "gpu-stack.merged" says. */}}
+{{- define "gpu-stack.mergeInto" -}}
+{{- $out := index . 0 -}}
+{{- range $key, $value := index . 1 -}}
+{{- if kindIs "invalid" $value -}}
+{{- $_ := unset $out $key -}}
+{{- else if and (kindIs "map" $value) (kindIs "map" (get $out $key)) -}}
+{{- include "gpu-stack.mergeInto" (list (get $out $key) $value) -}}
+{{- else -}}
+{{- $_ := set $out $key (deepCopy $value) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Labels for extra objects a user adds next to the chart. */}}
 {{- define "gpu-stack.labels" -}}
 app.kubernetes.io/name: {{ include "gpu-stack.name" . }}
@@ -274,4 +311,45 @@ initContainers:
       mountPath: /config
   securityContext:
     privileged: true
+{{- end -}}
+
+{{- define "gpu-stack.driver-nvidia-ctr" -}}
+{{- $pool := .pool -}}
+- name: {{ .name | quote }}
+  image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
+  imagePullPolicy: IfNotPresent
+  command:
+    - bash
+    - -xc
+  args:
+    - "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done; exec {{ $.args }} install"
+  securityContext:
+    privileged: true
+    seLinuxOptions:
+      level: s0
+  volumeMounts:
+    - name: run-nvidia
+      mountPath: /run/nvidia
+      mountPropagation: HostToContainer
+    - name: var-log
+      mountPath: /var/log
+    - name: dev-log
+      mountPath: /dev/log
+      readOnly: true
+  startupProbe:
+    exec:
+      command:
+        - sh
+        - -c
+        - "lsmod | grep {{ $.command }}"
+    initialDelaySeconds: 10
+    periodSeconds: 10
+    timeoutSeconds: 10
+    failureThreshold: 120
+    successThreshold: 1
+  {{- with $.section.env }}
+  env:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
 {{- end -}}
