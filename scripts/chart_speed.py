@@ -26,7 +26,22 @@ from renderer.emit import helm, helm_ir
 from renderer.inputs import read_inputs
 from renderer.pipeline import plan
 
-PHASES = ("enabling", "_guided", "_vary", "_presence", "_apply_group", "_ranged", "_pooled", "_find_derived", "analyse")
+PHASES = (
+    "enabling",
+    "_guided",
+    "_settle",
+    "_culprits",
+    "_culprits_of",
+    "_vary",
+    "_presence",
+    "_precedence",
+    "_pair_nameless",
+    "_pair_siblings",
+    "_apply_group",
+    "_ranged",
+    "_pooled",
+    "analyse",
+)
 """Analysis steps a build is counted under: the innermost one on the stack."""
 
 

@@ -676,19 +676,27 @@ class Analysis:
         self.real_ids: list[str] = []
         """The ids of the component's objects built from the real values, in the order of ``base_ids``."""
         self.enabled_memo: dict[tuple[str, int], tuple[tuple[dict[Path, Any], dict[str, Obj]] | None, set[str]]] = {}
+        self.failure: set[str] = set()
+        """The sentinels the last failed :meth:`tree` named: in its error, or as a block turned to text."""
+        self.failed: dict[tuple[tuple[Path, str], ...], set[str]] = {}
+        """:attr:`failure` of each memoised build of :meth:`masked_tree` that failed."""
         """:meth:`enabling` per component and structural knob count (the pooled check asks first)."""
 
     def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None, paths: set[Path] | None = None) -> dict[str, Obj] | None:
         try:
             tree = build_tree(comp, values, self.cluster, self.seen if seen is None else seen, self.context.get(comp.name), paths)
-        except Exception:  # a builder fed placeholders may fail: that knob is not transparent
+        except Exception as exc:  # a builder fed placeholders may fail: that knob is not transparent
+            self.failure = set(SENTINEL.findall(str(exc)))
             return None
         # a builder that turned a placeholder collection into text (str() of a list) made
         # something no template can say: as good as a failed build. An object equal to the
         # base build's (which has none) is not walked again.
         like = self.raw_base
         changed = tree if like is None else [obj for oid, obj in tree.items() if like.get(oid) != obj]
-        return None if _text_of_block(changed) else tree
+        if _text_of_block(changed):
+            self.failure = _block_texts(changed)
+            return None
+        return tree
 
     def masked_tree(
         self,
@@ -712,7 +720,10 @@ class Analysis:
         if len(memo) > 1:  # a combination of a group: built once, never asked for again
             return self.align(self.mask(self.tree(comp, vals)))
         if memo not in self.masked:
-            self.masked[memo] = self.align(self.mask(self.tree(comp, vals, reads, paths)))
+            self.failure = set()
+            found = self.masked[memo] = self.align(self.mask(self.tree(comp, vals, reads, paths)))
+            if found is None:
+                self.failed[memo] = self.failure
             self.seen |= reads or set()
         else:
             assert reads is None, "the reads of a memoised build are not known"
@@ -806,6 +817,7 @@ class Analysis:
         self.raw_base = None
         self.seen = set()
         self.masked = {}
+        self.failed = {}
         self.captured = None
         self.base_ids = None
         self.presence = {}
@@ -1112,7 +1124,7 @@ class Analysis:
             for knob in todo:
                 done.add(knob.path)
                 alts = self._alt_values(knob, self._current(knob, values), sent, values)
-                reverted = self._culprits(comp, knob, alts, values, base_values, good) if self._base_read(knob) else []
+                reverted = self._culprits(comp, knob, alts, values, base_values, good, sent) if self._base_read(knob) else []
                 for k in reverted:  # their placeholders broke a variant: real values, fixed at build time
                     base_values = assign(base_values, k.path, get(values, k.path))
                     good.remove(k)
@@ -1277,30 +1289,52 @@ class Analysis:
         found = [p for p in found if p not in gone]
         return found or None
 
-    def _culprits(self, comp: Component, knob: Knob, alts: list[tuple[Any, Any]], values: dict[str, Any], base_values: dict[str, Any], good: list[Knob]) -> list[Knob]:
+    def _culprits(
+        self, comp: Component, knob: Knob, alts: list[tuple[Any, Any]], values: dict[str, Any], base_values: dict[str, Any], good: list[Knob], sent: Sentinels
+    ) -> list[Knob]:
         """For the first value of ``alts`` that fails to build, the transparent knobs (of ``good``)
         to put back to their real values first (:meth:`_culprits_of`)."""
         # a value that builds as the base does (_as_base) is not built here either, as in _vary
         setting = next((st for _, st in alts if not self._as_base(knob, st, base_values) and self.masked_tree(comp, base_values, [(knob, st)]) is None), MISSING)
-        return [] if setting is MISSING else self._culprits_of(comp, knob, setting, values, base_values, good)
+        if setting is MISSING:
+            return []
+        named = self.failed.get(self._apply(base_values, [(knob, setting)])[1], set())
+        return self._culprits_of(comp, knob, setting, values, base_values, good, {k.path for k in good if sent.by_path.get(k.path) in named})
 
-    def _culprits_of(self, comp: Component, knob: Knob, setting: Any, values: dict[str, Any], base_values: dict[str, Any], good: list[Knob]) -> list[Knob]:
+    def _culprits_of(
+        self, comp: Component, knob: Knob, setting: Any, values: dict[str, Any], base_values: dict[str, Any], good: list[Knob], named: set[Path] | None = None
+    ) -> list[Knob]:
         """The transparent knobs whose placeholders make ``knob = setting`` fail to build while
         the base build does not depend on them (the GDS sidecar turns an empty ``gds.args`` into
         its own script: a placeholder list there is text; a drain timeout only read with drain
         on is parsed), found by bisection; empty when putting them back does not help or would
-        change the base. The knob's siblings (``gds.*`` for ``gds.enabled``) are tried first."""
+        change the base. The knob's siblings (``gds.*`` for ``gds.enabled``) are tried first.
+
+        ``named``: the knobs the failed build named (its error, a block turned to text). When
+        they are siblings and the build passes with them put back, each is tried alone, as
+        bisection would end (a knob the failed build did not name passes, as the build without
+        the named ones shows), instead of bisecting the siblings."""
         unread = [k for k in good if k.path[: len(knob.path) - 1] == knob.path[:-1]]
+        built: dict[tuple[Path, ...], bool] = {tuple(k.path for k in unread): False}  # the failed build
 
         def ok(keep: list[Knob]) -> bool:
-            vals = base_values
-            for k in unread:
-                if k not in keep:
-                    vals = assign(vals, k.path, get(values, k.path))
-            return self.tree(comp, assign(vals, knob.path, setting)) is not None
+            key = tuple(k.path for k in keep)
+            if key not in built:
+                vals = base_values
+                for k in unread:
+                    if k not in keep:
+                        vals = assign(vals, k.path, get(values, k.path))
+                built[key] = self.tree(comp, assign(vals, knob.path, setting)) is not None
+            return built[key]
 
+        hinted = [k for k in unread if k.path in (named or ())]
+        if SHORTCUTS and hinted and ok([k for k in unread if k not in hinted]):
+            culprits = [k for k in hinted if not ok([k])]
+            if culprits and ok([k for k in unread if k not in culprits]):
+                return self._keeps_base(comp, culprits, values, base_values)
         if not unread or not ok([]):
             unread = list(good)
+            built = {tuple(k.path for k in unread): False}
             if not unread or not ok([]):
                 return []
         bad: list[Knob] = []
@@ -1317,6 +1351,10 @@ class Analysis:
         bisect(unread)
         if not bad or not ok([k for k in unread if k not in bad]):
             return []
+        return self._keeps_base(comp, bad, values, base_values)
+
+    def _keeps_base(self, comp: Component, bad: list[Knob], values: dict[str, Any], base_values: dict[str, Any]) -> list[Knob]:
+        """``bad``, when putting their real values back leaves the base build as it is (else [])."""
         vals = base_values
         for k in bad:
             vals = assign(vals, k.path, get(values, k.path))
