@@ -650,6 +650,8 @@ class Analysis:
         """The last placeholder build of :meth:`_split` with what it read."""
         self.known_bad: set[Path] = set()
         """Transparent knobs whose placeholder broke a component's build (suspects for the next)."""
+        self.raised: set[Path] = set()
+        """Transparent knobs whose placeholder a failed build's error named."""
         self.probe_reads: tuple[set[str], set[Path]] = (set(), set())
         """What the last build of :meth:`_probe` read."""
         self.base_reads: set[str] = set()
@@ -1005,7 +1007,11 @@ class Analysis:
         order = {k.path: i for i, k in enumerate(candidates)}
         tried: set[Path] = set()
         emptied = False
-        hints = {p for p in self.known_bad if p in order}  # what broke other components' builds
+        # what broke other components' builds: a knob an error named (a parse) is tried first;
+        # the others only when a failing build names nothing new (a failing build names the
+        # knobs it mangles, holds as text or read and left out, so these are mostly found so)
+        hints = {p for p in self.known_bad if p in order and p in self.raised}
+        later = {p for p in self.known_bad if p in order} - hints
         while True:
             good = [k for k in candidates if k not in bad]
             if hints:  # suspects first: bisected among themselves (most of them are bad)
@@ -1020,6 +1026,8 @@ class Analysis:
             hints = set()
             if ok(good, capture=True, hints=hints):
                 return good, bad
+            if not hints - tried and later:
+                hints, later = later, set()
             if not hints - tried and not emptied:
                 # nothing to go on: an empty value the builder read comes first (a placeholder
                 # is not empty, so `if x:` took the other way)
@@ -1041,7 +1049,9 @@ class Analysis:
         try:
             tree = build_tree(comp, values, self.cluster, reads[0], self.context.get(comp.name), reads[1])
         except Exception as exc:  # a builder fed placeholders may fail: its message may say which
-            hints.update(sent.knob[sid] for sid in SENTINEL.findall(str(exc)) if sid in sent.knob)
+            named = {sent.knob[sid] for sid in SENTINEL.findall(str(exc)) if sid in sent.knob}
+            hints.update(named)
+            self.raised.update(named)
             return None
         finally:
             self.seen |= reads[0]
