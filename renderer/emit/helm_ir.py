@@ -557,7 +557,19 @@ def diff(a: Any, b: Any, path: TPath = ()) -> list[TPath]:
 
 
 def _item(node: list[Any], name: str) -> Any:
-    for found, item in zip(_names(node), node, strict=True):
+    """The item of ``node`` that :func:`_names` names ``name``, stopping at it."""
+    seen: dict[str, int] = {}
+    for item in node:
+        found = _name(item)
+        if found is None:
+            continue
+        if isinstance(item, Variant):  # named by tset, occurrence included
+            raw, _, k = found.partition("#")
+            seen[raw] = max(seen.get(raw, 0), int(k or 1))
+        else:
+            count = seen[found] = seen.get(found, 0) + 1
+            if count > 1:
+                found = f"{found}#{count}"
         if found == name:
             return item
     return MISSING
@@ -679,6 +691,8 @@ class Analysis:
         """The ids of the component's objects built from the real values, in the order of ``base_ids``."""
         self.enabled_memo: dict[tuple[str, int], tuple[tuple[dict[Path, Any], dict[str, Obj]] | None, set[str]]] = {}
         self.failure: set[str] = set()
+        self.as_base: tuple[dict[str, Any] | None, dict[tuple[Path, str], bool]] = (None, {})
+        """:meth:`_as_base`'s answers for the base values held first."""
         """The sentinels the last failed :meth:`tree` named: in its error, or as a block turned to text."""
         self.failed: dict[tuple[tuple[Path, str], ...], set[str]] = {}
         """:attr:`failure` of each memoised build of :meth:`masked_tree` that failed."""
@@ -820,6 +834,7 @@ class Analysis:
         self.seen = set()
         self.masked = {}
         self.failed = {}
+        self.as_base = (None, {})
         self.captured = None
         self.base_ids = None
         self.presence = {}
@@ -1412,6 +1427,16 @@ class Analysis:
         fleet's ``driver`` keys, and a builder that groups pools by runtime reads no image)."""
         if not SHORTCUTS or self.base_direct is None or knob.kind == "pool":
             return False
+        if self.as_base[0] is not base_values:
+            self.as_base = (base_values, {})
+        key = (knob.path, repr(setting))  # asked by _culprits, then by _vary
+        known = self.as_base[1]
+        if key not in known:
+            known[key] = self._builds_as_base(knob, setting, base_values)
+        return known[key]
+
+    def _builds_as_base(self, knob: Knob, setting: Any, base_values: dict[str, Any]) -> bool:
+        assert self.base_direct is not None
         seen, paths = self.base_direct
         if _may_read(seen, paths, knob.path):
             return False
