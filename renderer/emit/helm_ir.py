@@ -691,6 +691,8 @@ class Analysis:
         """The ids of the component's objects built from the real values, in the order of ``base_ids``."""
         self.enabled_memo: dict[tuple[str, int], tuple[tuple[dict[Path, Any], dict[str, Obj]] | None, set[str]]] = {}
         self.failure: set[str] = set()
+        self.off: dict[Path, list[Any]] = {}
+        """The values of each structural knob that leave the component being analysed out."""
         self.as_base: tuple[dict[str, Any] | None, dict[tuple[Path, str], bool]] = (None, {})
         """:meth:`_as_base`'s answers for the base values held first."""
         """The sentinels the last failed :meth:`tree` named: in its error, or as a block turned to text."""
@@ -835,6 +837,7 @@ class Analysis:
         self.masked = {}
         self.failed = {}
         self.as_base = (None, {})
+        self.off = {}
         self.captured = None
         self.base_ids = None
         self.presence = {}
@@ -1193,11 +1196,16 @@ class Analysis:
         boolean knob that touched nothing is tried with each touched boolean sibling flipped, and
         where that changes the objects both are varied together."""
         for b in [k for k in structural if k.path not in touched and k.kind == "bool"]:
+            current = self._current(b, values)
+            # a value that switches the component off (its gate) is not tried: the chart renders
+            # nothing of it with that value, whatever the sibling says
+            flips = [v for v in _labels(b) if v != current and not (SHORTCUTS and v in self.off.get(b.path, ()))]
+            if not flips:
+                continue
             for a in [p for p in list(touched) if p[:-1] == b.path[:-1] and p != b.path and knob_of[p].kind == "bool" and p not in self.presence_on]:
-                current = self._current(b, values)
                 for _, sa in on_values[a][1:]:
                     alone = self.masked_tree(comp, base_values, [(knob_of[a], sa)])
-                    for vb in [v for v in _labels(b) if v != current]:
+                    for vb in flips:
                         both = self.masked_tree(comp, base_values, [(knob_of[a], sa), (b, vb)])
                         found = [] if not alone or not both or set(alone) != set(both) else diff(alone, both)
                         if found and all(len(f) > 1 for f in found + touched[a]):  # fields, not whole objects
@@ -1294,6 +1302,7 @@ class Analysis:
             paths += found
         knob_of[knob.path] = knob
         if off:
+            self.off[knob.path] = off
             gate_atoms.append(self._cond(knob, [x for x in [current, *(label for label, _ in alts)] if x not in off]))
         if paths:
             touched[knob.path] = paths
