@@ -297,6 +297,39 @@ def _text_of_block(node: Any) -> bool:
     return False
 
 
+def _text_of_block_beside(node: Any, like: Any) -> bool:
+    """:func:`_text_of_block` of ``node``, where ``like`` (a tree that holds no such text) is
+    the same but for some parts: the parts equal to ``like``'s are compared, not walked."""
+    if node is like:
+        return False
+    kind = type(node)
+    if kind is not type(like):
+        return _text_of_block(node)
+    if kind is dict:
+        for key, val in node.items():
+            was = like.get(key, MISSING)
+            if val is was:
+                continue
+            if type(val) is str:
+                if "'zzgrb" in val:
+                    return True
+            elif val != was and _text_of_block_beside(val, was):
+                return True
+        return False
+    if kind is list:
+        for i, val in enumerate(node):
+            was = like[i] if i < len(like) else MISSING
+            if val is was:
+                continue
+            if type(val) is str:
+                if "'zzgrb" in val:
+                    return True
+            elif val != was and _text_of_block_beside(val, was):
+                return True
+        return False
+    return _text_of_block(node)
+
+
 def _block_texts(node: Any) -> set[str]:
     """The block placeholders whose text (``"{'zzgrb00012x': ..."``) a string in ``node`` holds."""
     found: set[str] = set()
@@ -710,9 +743,12 @@ class Analysis:
         # something no template can say: as good as a failed build. An object equal to the
         # base build's (which has none) is not walked again.
         like = self.raw_base
-        changed = tree if like is None else [obj for oid, obj in tree.items() if like.get(oid) != obj]
-        if _text_of_block(changed):
-            self.failure = _block_texts(changed)
+        if like is None:
+            text = _text_of_block(tree)
+        else:
+            text = any(_text_of_block_beside(obj, like.get(oid, MISSING)) for oid, obj in tree.items())
+        if text:
+            self.failure = _block_texts(tree)
             return None
         return tree
 
