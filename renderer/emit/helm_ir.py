@@ -1583,10 +1583,11 @@ class Analysis:
                 results.append((tuple(atoms), tree))
         for tpath in paths:
             cases: list[tuple[Cond, Any]] = []
+            at: dict[int, Any] = {}  # each tree's node at tpath, looked up once
             for conj, tree in results:
                 if _left_out(tree, tpath):
                     continue  # the object is left out (a gate of its own): any content will do
-                node = tget(tree, tpath)
+                node = at[id(tree)] = tget(tree, tpath)
                 for i, (cond, existing) in enumerate(cases):
                     if existing == node or (existing is MISSING and node is MISSING):
                         cases[i] = ((*cond, conj), existing)
@@ -1600,12 +1601,18 @@ class Analysis:
                 cases.reverse()
             if len(cases) > 1:
                 if not alone:
-                    cases = self._minimal_cases([knob_of[k] for k in group], built, cases, tpath, base_node)
-                ref = next((t for _, t in results if tget(t, tpath) is not MISSING), base)
+                    cases = self._minimal_cases([knob_of[k] for k in group], built, cases, tpath, base_node, at)
+                ref = next((t for _, t in results if id(t) in at and at[id(t)] is not MISSING), base)
                 tset(objects, tpath, Variant(cases), ref)
 
     def _minimal_cases(
-        self, knobs: list[Knob], built: dict[tuple[Any, ...], dict[str, Obj] | None], cases: list[tuple[Cond, Any]], tpath: TPath, base_node: Any
+        self,
+        knobs: list[Knob],
+        built: dict[tuple[Any, ...], dict[str, Obj] | None],
+        cases: list[tuple[Cond, Any]],
+        tpath: TPath,
+        base_node: Any,
+        at: dict[int, Any],
     ) -> list[tuple[Cond, Any]]:
         """``cases`` with each condition minimal over the whole domain of ``knobs``.
 
@@ -1613,6 +1620,7 @@ class Analysis:
         built (a value that changes nothing alone) takes the base case; a build without the
         component or the object is a don't-care, and so is every combination an earlier case
         already took (``else if`` is only reached when the cases before it did not hold).
+        ``at``: the nodes at ``tpath`` of the trees already looked at, by ``id``.
         """
         domains = [_labels(k) for k in knobs]
         universe = list(itertools.product(*domains))
@@ -1628,7 +1636,7 @@ class Analysis:
                 if not tree or _left_out(tree, tpath):
                     dont.add(m)
                     continue
-                node = tget(tree, tpath)
+                node = at[id(tree)] if id(tree) in at else tget(tree, tpath)
                 idx = next((i for i, n in enumerate(nodes) if n == node or (n is MISSING and node is MISSING)), None)
             else:
                 idx = base_idx
