@@ -723,15 +723,15 @@ class Analysis:
         self.real_ids: list[str] = []
         """The ids of the component's objects built from the real values, in the order of ``base_ids``."""
         self.enabled_memo: dict[tuple[str, int], tuple[tuple[dict[Path, Any], dict[str, Obj]] | None, set[str]]] = {}
+        """:meth:`enabling` per component and structural knob count (the pooled check asks first)."""
         self.failure: set[str] = set()
+        """The sentinels the last failed :meth:`tree` named: in its error, or as a block turned to text."""
         self.off: dict[Path, list[Any]] = {}
         """The values of each structural knob that leave the component being analysed out."""
         self.as_base: tuple[dict[str, Any] | None, dict[tuple[Path, str], bool]] = (None, {})
         """:meth:`_as_base`'s answers for the base values held first."""
-        """The sentinels the last failed :meth:`tree` named: in its error, or as a block turned to text."""
         self.failed: dict[tuple[tuple[Path, str], ...], set[str]] = {}
         """:attr:`failure` of each memoised build of :meth:`masked_tree` that failed."""
-        """:meth:`enabling` per component and structural knob count (the pooled check asks first)."""
 
     def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None, paths: set[Path] | None = None) -> dict[str, Obj] | None:
         try:
