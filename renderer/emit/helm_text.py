@@ -325,7 +325,7 @@ def merged_call(paths: list[Path] | tuple[Path, ...], key: str = "") -> str:
 
 def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
     pad = " " * ind
-    items = list(node.items())
+    items = _narrow_entries(list(node.items()), ind)
     splices = [k for k in node if isinstance(k, Splice)]
     i = 0
     while i < len(items):
@@ -339,6 +339,8 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
             out.text(f"{pad}{_key(key)}: {{{{ ${_VARS[repr(val)]} | quote }}}}")
         elif isinstance(val, Variant) and isinstance(key, str) and _text_variant(out, key, val, ind):
             pass
+        elif isinstance(val, Variant) and not _shares_if(val, items[i + 1 :]) and (inline := _inline(val, f"{pad}{_key(key)}: ")):
+            out.text(inline)
         elif isinstance(val, Variant):
             # neighbours switched by the same conditions share one if/else (an if/else on the
             # opposite condition turned around: `if not x / else` next to `if x`)
@@ -364,6 +366,110 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
             else:
                 emit_entry(out, key, val, ind, pad)
         i += 1
+
+
+def _neg(cond: Cond) -> Cond | None:
+    """``not cond`` as a condition of one atom, or None."""
+    if len(cond) != 1 or len(cond[0]) != 1:
+        return None
+    atom = cond[0][0]
+    if atom.op == "is":
+        return ((Atom(atom.path, "is", not atom.value),),)
+    if atom.op in ("eq", "ne"):
+        return ((Atom(atom.path, "ne" if atom.op == "eq" else "eq", atom.value),),)
+    return None
+
+
+def _chain(cases: list[tuple[Cond, Any]]) -> Any:
+    """An if/else if chain without neighbouring cases of one value (a case the next repeats
+    joins it: ``c1 or c2``, or the ``else``); one case left: the value itself."""
+    out: list[tuple[Cond, Any]] = []
+    for cond, case in cases:
+        if out and repr(out[-1][1]) == repr(case):
+            out[-1] = (out[-1][0] + cond, case)
+        else:
+            out.append((cond, case))
+    if len(out) == 1:
+        return out[0][1]
+    out[-1] = (((),), out[-1][1])
+    return Variant(out)
+
+
+def _narrowed(node: Variant) -> Any | None:
+    """The variant pushed down to what differs (the way a person writes it): cases that are maps
+    of the same keys are one map of per-key variants, lists of one length one list of per-item
+    variants, a list that another extends by items at its end the shorter list and those items
+    behind an ``if``; a variant whose first case is nothing, ``if not c`` around the rest."""
+    cases = node.cases
+    if len(cases) >= 2 and cases[0][1] is MISSING and all(c is not MISSING for _, c in cases[1:]):
+        neg = _neg(cases[0][0])
+        if neg is None:
+            return None
+        return Variant([(neg, _chain(list(cases[1:]))), (((),), MISSING)])
+    if any(c is MISSING for _, c in cases):
+        return None
+    values = [c for _, c in cases]
+    if all(isinstance(v, dict) and v for v in values):
+        keys = list(values[0])
+        if not all(isinstance(k, str) for k in keys) or any(list(v) != keys for v in values[1:]):
+            return None
+        return {k: _chain([(cond, case[k]) for cond, case in cases]) for k in keys}
+    if len(cases) == 2 and all(isinstance(v, list) and v for v in values):
+        (c1, a), (_, b) = cases
+        kind = _Items if all(isinstance(v, _Items) for v in values) else list
+        if len(a) == len(b):
+            return kind(_chain([(c1, x), (((),), y)]) for x, y in zip(a, b, strict=True))
+        short, long, cond = (a, b, _neg(c1)) if len(a) < len(b) else (b, a, c1)
+        if cond is None or repr(list(long[: len(short)])) != repr(list(short)):
+            return None
+        return kind([*short, *(Variant([(cond, x), (((),), MISSING)]) for x in long[len(short) :])])
+    return None
+
+
+_AS_IS: set[int] = set()
+"""Variants being measured as they are (not narrowed again while printed for the count)."""
+
+
+def _shorter(node: Variant, emit: Any) -> Any:
+    """``node`` narrowed where the narrowed node prints fewer lines (``emit(out, node)``)."""
+    if id(node) in _AS_IS or repr(node) in _VARS:
+        return node
+    alt = _narrowed(node)
+    if alt is None:
+        return node
+    counts = []
+    for one in (node, alt):
+        scratch = Out()
+        _AS_IS.add(id(node))
+        try:
+            emit(scratch, one)
+        finally:
+            _AS_IS.discard(id(node))
+        counts.append(scratch.result().count("\n"))
+    return alt if counts[1] < counts[0] else node
+
+
+def _narrow_entries(items: list[tuple[Any, Any]], ind: int) -> list[tuple[Any, Any]]:
+    """Each variant entry narrowed (:func:`_narrowed`) where that prints fewer lines."""
+    out = []
+    for key, val in items:
+        if isinstance(val, Variant) and isinstance(key, str):
+            val = _shorter(val, lambda o, v, k=key: emit_entries(o, {k: v}, ind))
+        out.append((key, val))
+    return out
+
+
+def _narrow_items(items: list[Any], ind: int) -> list[Any]:
+    """Each variant item narrowed (:func:`_narrowed`) where that prints fewer lines."""
+    return [_shorter(item, lambda o, v: emit_items(o, [v], ind)) if isinstance(item, Variant) else item for item in items]
+
+
+def _shares_if(val: Variant, rest: list[Any]) -> bool:
+    """Does the next entry share ``val``'s if/else (same or opposite conditions)?"""
+    if not rest or isinstance(rest[0][0], Splice) or not isinstance(rest[0][1], Variant):
+        return False
+    nxt = rest[0][1]
+    return _conds(nxt) == _conds(val) or _flippable(val, nxt)
 
 
 def _text_variant(out: Out, key: str, node: Variant, ind: int) -> bool:
@@ -394,6 +500,51 @@ def _text_variant(out: Out, key: str, node: Variant, ind: int) -> bool:
                 out.text(pad + line)
         out.ctl("end", ind + 2)
     return True
+
+
+INLINE = 136
+"""Longest line (not counting its indentation) holding a scalar's ``if`` / ``else`` inline
+(``key: {{ if c }}a{{ else }}b{{ end }}``)."""
+
+
+def _inline_scalar(case: Any) -> str | None:
+    """A variant's case as text in the value's place: a value, or a one-line literal scalar."""
+    if isinstance(case, (Ref, Derived, Param)) or (isinstance(case, Interp) and _scalar(case)):
+        text = _scalar(case)
+        return text if text is not None and "\n" not in text else None
+    if isinstance(case, (dict, list, Variant, Splice, Block, MergeBlock)) or case is MISSING or _multiline(case):
+        return None
+    lines = _dump_one("k", case, False)
+    return lines[0][len("k: ") :] if len(lines) == 1 else None
+
+
+def _inline(node: Variant, head: str) -> str | None:
+    """A scalar chosen by an if/else (no case left out) on one line, as hand-written charts do:
+    ``head{{ if c }}a{{ else }}b{{ end }}``; None when a case is no one-line scalar or the line
+    would pass :data:`INLINE` characters."""
+    if len(node.cases) != 2:
+        return None
+    (cond, first), (_, second) = node.cases
+    if (
+        len(cond) == 1
+        and len(cond[0]) == 1
+        and cond[0][0].op == "is"
+        and cond[0][0].value
+        and isinstance(first, Ref)
+        and isinstance(second, Ref)
+        and first.path == cond[0][0].path
+        and first.quote == second.quote
+    ):  # the value, or another when it is empty
+        line = f"{head}{{{{ {values_expr(first.path)} | default {values_expr(second.path)}{' | quote' if first.quote else ''} }}}}"
+        return line if len(line) <= WIDTH else None
+    texts = [_inline_scalar(case) for _, case in node.cases]
+    if texts[0] is None or texts[1] is None:
+        return None
+    atom = cond[0][0] if len(cond) == 1 and len(cond[0]) == 1 else None
+    if atom is not None and (atom.op == "ne" or (atom.op == "is" and not atom.value)) and (neg := _neg(cond)):
+        cond, texts = neg, texts[::-1]  # `if x` rather than `if not x`
+    line = f"{head}{{{{ if {cond_expr(cond)} }}}}{texts[0]}{{{{ else }}}}{texts[1]}{{{{ end }}}}"
+    return line if len(line.lstrip()) <= INLINE and len(line) <= WIDTH and "{{ if true }}" not in line else None
 
 
 def _negated(cond: Cond) -> str:
@@ -489,16 +640,18 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
             out.text(pad + line)
 
 
-def emit_items(out: Out, items: list[Any], ind: int) -> None:
+def emit_items(out: Out, items: list[Any], ind: int, runs: bool = True) -> None:
     pad = " " * ind
-    for item in _runs(items):
-        if isinstance(item, _Items):
-            emit_items(out, [i for i in item if i is not MISSING], ind)
+    for item in _narrow_items(_runs(items) if runs else items, ind):
+        if isinstance(item, _Items):  # as they are: a run split by narrowing is not joined again
+            emit_items(out, [i for i in item if i is not MISSING], ind, runs=False)
             continue
         if isinstance(item, Splice):
             out.splice(values_expr(item.path), "toYaml (list .)" if item.is_map else "toYaml .", ind)
         elif isinstance(item, Variant) and repr(item) in _VARS:
             out.text(f"{pad}- {{{{ ${_VARS[repr(item)]} | quote }}}}")
+        elif isinstance(item, Variant) and (inline := _inline(item, f"{pad}- ")) is not None:
+            out.text(inline)
         elif isinstance(item, Variant):
             _variant(out, item, lambda case: emit_items(out, [case], ind), ind)
         else:
