@@ -10,6 +10,7 @@ line without trimming, so the printed text always evaluates to exactly the chose
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from renderer import yamlio
+from renderer.emit import helm_logic
 from renderer.emit.helm_ir import (
     MISSING,
     NAME_KEY,
@@ -380,49 +382,168 @@ def _neg(cond: Cond) -> Cond | None:
     return None
 
 
-def _chain(cases: list[tuple[Cond, Any]]) -> Any:
-    """An if/else if chain without neighbouring cases of one value (a case the next repeats
-    joins it: ``c1 or c2``, or the ``else``); one case left: the value itself."""
+_OTHER = "\x00other"
+"""In an enum's domain: any value the conditions do not name."""
+_PRESENT = "\x00present"
+
+Context = tuple[Cond, ...]
+"""Conditions that hold wherever a variant is printed (it stands inside their ``if``)."""
+
+@dataclass
+class _InIf(Variant):
+    """A variant made by narrowing, with the conditions of the ``if`` it stands in."""
+
+    context: Context = ()
+
+
+def _holds(cond: Cond, point: dict[Path, Any]) -> bool:
+    def atom(a: Atom) -> bool:
+        v = point[a.path]
+        if a.op == "is":
+            return bool(v) == bool(a.value)
+        if a.op == "in":
+            return bool(v in a.value)
+        return bool((v == a.value) == (a.op == "eq"))
+
+    return any(all(atom(a) for a in conj) for conj in cond)
+
+
+def _domains(conds: list[Cond]) -> tuple[list[Path], list[tuple[Any, ...]]] | None:
+    """The knobs ``conds`` read and their values (an enum's also "any other"); None when one
+    is read both as a boolean and as an enum."""
+    paths: dict[Path, list[Any]] = {}
+    for cond in conds:
+        for a in (a for conj in cond for a in conj):
+            vals = paths.setdefault(a.path, [])
+            if vals and (a.op == "is") != (vals == [True, False]):
+                return None
+            if a.op == "is":
+                vals[:] = [True, False]
+            else:
+                vals += [v for v in (a.value if a.op == "in" else (a.value,)) if v not in vals]
+    order = list(paths)
+    return order, [tuple(paths[p]) if paths[p] == [True, False] else (*paths[p], _OTHER) for p in order]
+
+
+def _cube_cond(cubes: list[helm_logic.Cube], order: list[Path], domains: list[tuple[Any, ...]]) -> Cond | None:
+    conjs = []
+    for cube in cubes:
+        atoms = []
+        for path, part, dom in zip(order, cube, domains, strict=True):
+            allowed = [v for v in dom if v in part]
+            if len(part) == len(dom):
+                continue
+            if dom == (True, False):
+                atoms.append(Atom(path, "is", allowed[0]))
+            elif _OTHER not in part:
+                atoms.append(Atom(path, "eq", allowed[0]) if len(allowed) == 1 else Atom(path, "in", tuple(allowed)))
+            elif len(dom) - len(part) == 1:
+                atoms.append(Atom(path, "ne", next(v for v in dom if v not in part)))
+            else:
+                return None  # (no atom says "none of these")
+        conjs.append(tuple(atoms))
+    return tuple(conjs)
+
+
+def _rechain(cases: list[tuple[Cond, Any]], context: Context = ()) -> list[tuple[Cond, Any]] | None:
+    """The chain with one case per distinct value (nothing, MISSING, last), each condition
+    minimal (:mod:`renderer.emit.helm_logic`) given the cases before it and ``context``; None
+    when a knob is read both as a boolean and as an enum, or the choice is too large."""
+    found_domains = _domains([c for c, _ in cases[:-1]] + list(context))
+    if found_domains is None:
+        return None
+    order, domains = found_domains
+    size = 1
+    for dom in domains:
+        size *= len(dom)
+    if size > helm_logic.MAX_UNIVERSE:
+        return None
+    groups: dict[str, tuple[int, Any, set[tuple[Any, ...]]]] = {}
+    outside: set[tuple[Any, ...]] = set()
+    for point in itertools.product(*domains):
+        at = dict(zip(order, point, strict=True))
+        if not all(_holds(c, at) for c in context):
+            outside.add(point)
+            continue
+        i = next((i for i, (cond, _) in enumerate(cases[:-1]) if _holds(cond, at)), len(cases) - 1)
+        first = groups.setdefault(repr(cases[i][1]), (i, cases[i][1], set()))
+        groups[repr(cases[i][1])] = (min(first[0], i), first[1], first[2] | {point})
+    found = [(case, on) for _, case, on in sorted(groups.values(), key=lambda g: (g[1] is MISSING, g[0]))]
     out: list[tuple[Cond, Any]] = []
-    for cond, case in cases:
-        if out and repr(out[-1][1]) == repr(case):
-            out[-1] = (out[-1][0] + cond, case)
-        else:
-            out.append((cond, case))
-    if len(out) == 1:
-        return out[0][1]
-    out[-1] = (((),), out[-1][1])
-    return Variant(out)
+    taken = set(outside)
+    for case, on in found[:-1]:
+        cond = _cube_cond(helm_logic.minimise(on, taken, domains), order, domains)
+        if cond is None:
+            return None
+        out.append((cond, case))
+        taken |= on
+    return [*out, (((),), found[-1][0])] if found else out
+
+
+def _chain(cases: list[tuple[Cond, Any]], context: Context = ()) -> Any:
+    """The node chosen by ``cases``: one value when all are alike, else a variant of one case
+    per value, each condition minimal (:func:`_rechain`)."""
+    if len({repr(c) for _, c in cases}) == 1:
+        return cases[0][1]
+    found = _rechain(cases, context) or cases
+    if len(found) == 1:
+        return found[0][1]
+    return _InIf(list(found), context)
+
+
+def _ident(item: Any) -> str:
+    return f"name={item['name']}" if isinstance(item, dict) and isinstance(item.get("name"), str) else repr(item)
+
+
+def _union(lists: list[list[Any]]) -> list[str] | None:
+    """The items' identities (a name, else the whole item) in one order every list keeps."""
+    order: list[str] = []
+    for one in lists:
+        ids = [_ident(x) for x in one]
+        if len(set(ids)) != len(ids):
+            return None
+        merged: list[str] = []
+        matcher = difflib.SequenceMatcher(a=order, b=ids, autojunk=False)
+        for _, i1, i2, j1, j2 in matcher.get_opcodes():
+            merged += order[i1:i2] + [x for x in ids[j1:j2] if x not in order[i1:i2]]
+        order = merged
+        if len(set(order)) != len(order):
+            return None
+    return order
 
 
 def _narrowed(node: Variant) -> Any | None:
-    """The variant pushed down to what differs (the way a person writes it): cases that are maps
-    of the same keys are one map of per-key variants, lists of one length one list of per-item
-    variants, a list that another extends by items at its end the shorter list and those items
-    behind an ``if``; a variant whose first case is nothing, ``if not c`` around the rest."""
+    """The variant pushed down to what differs (the way a person writes it): a variant that
+    some cases leave out, ``if`` (present) around the choice among the rest; cases that are
+    maps of the same keys one map of per-key variants; two lists of one length one list of
+    per-item variants; lists of named (or equal) items one list, each item behind the condition
+    where it is there. Each condition minimal given the ``if`` around it."""
     cases = node.cases
-    if len(cases) >= 2 and cases[0][1] is MISSING and all(c is not MISSING for _, c in cases[1:]):
-        neg = _neg(cases[0][0])
-        if neg is None:
-            return None
-        return Variant([(neg, _chain(list(cases[1:]))), (((),), MISSING)])
+    context = node.context if isinstance(node, _InIf) else ()
     if any(c is MISSING for _, c in cases):
-        return None
+        if all(c is MISSING for _, c in cases) or (len(cases) == 2 and cases[1][1] is MISSING):
+            return None  # (already an `if` around one case: that case is narrowed where it is printed)
+        gate = _rechain([(cond, MISSING if c is MISSING else _PRESENT) for cond, c in cases], context)
+        if gate is None or len(gate) != 2:
+            return None
+        inner = (*context, gate[0][0])
+        return Variant([(gate[0][0], _chain(list(cases), inner)), (((),), MISSING)])
     values = [c for _, c in cases]
     if all(isinstance(v, dict) and v for v in values):
         keys = list(values[0])
         if not all(isinstance(k, str) for k in keys) or any(list(v) != keys for v in values[1:]):
             return None
-        return {k: _chain([(cond, case[k]) for cond, case in cases]) for k in keys}
-    if len(cases) == 2 and all(isinstance(v, list) and v for v in values):
-        (c1, a), (_, b) = cases
+        return {k: _chain([(cond, case[k]) for cond, case in cases], context) for k in keys}
+    if all(isinstance(v, list) and v for v in values):
         kind = _Items if all(isinstance(v, _Items) for v in values) else list
-        if len(a) == len(b):
-            return kind(_chain([(c1, x), (((),), y)]) for x, y in zip(a, b, strict=True))
-        short, long, cond = (a, b, _neg(c1)) if len(a) < len(b) else (b, a, c1)
-        if cond is None or repr(list(long[: len(short)])) != repr(list(short)):
+        if len(values) == 2 and len(values[0]) == len(values[1]):
+            (c1, a), (_, b) = cases
+            return kind(_chain([(c1, x), (((),), y)], context) for x, y in zip(a, b, strict=True))
+        order = _union(values)
+        if order is None:
             return None
-        return kind([*short, *(Variant([(cond, x), (((),), MISSING)]) for x in long[len(short) :])])
+        by_id = [{_ident(x): x for x in v} for v in values]
+        return kind(_chain([(cond, ids.get(i, MISSING)) for (cond, _), ids in zip(cases, by_id, strict=True)], context) for i in order)
     return None
 
 
