@@ -773,6 +773,9 @@ def emit_items(out: Out, items: list[Any], ind: int, runs: bool = True) -> None:
             out.text(f"{pad}- {{{{ ${_VARS[repr(item)]} | quote }}}}")
         elif isinstance(item, Variant) and (inline := _inline(item, f"{pad}- ")) is not None:
             out.text(inline)
+        elif isinstance(item, Variant) and (gated := _gated_splice(item)) is not None:
+            source, splice = gated
+            out.splice(source, "toYaml (list .)" if splice.is_map else "toYaml .", ind)
         elif isinstance(item, Variant):
             _variant(out, item, lambda case: emit_items(out, [case], ind), ind)
         else:
@@ -800,9 +803,52 @@ def _runs(items: list[Any]) -> list[Any]:
         last = merged[-1] if merged else None
         if isinstance(last, Variant) and _gated(one) and _gated(last) and _complement(last.cases[0][0], one.cases[0][0]):
             merged[-1] = Variant([last.cases[0], (((),), one.cases[0][1])])  # one item or the other: if/else
+        elif (
+            isinstance(last, Variant)
+            and isinstance(one, Variant)
+            and _chained(one)
+            and len(one.cases) == 2
+            and _chained(last)
+            and all(_exclusive(c, one.cases[0][0]) for c, _ in last.cases[:-1])
+        ):
+            merged[-1] = Variant([*last.cases[:-1], one.cases[0], last.cases[-1]])  # never both: else if
         else:
             merged.append(one)
     return merged
+
+
+def _gated_splice(node: Variant) -> tuple[str, Splice] | None:
+    """A values collection spliced in only when some booleans hold: ``with and a b <collection>``
+    (``and`` gives its last operand when all hold), and the splice; None for other variants."""
+    if len(node.cases) != 2 or not _nothing(node.cases[1][1]):
+        return None
+    (cond, case) = node.cases[0]
+    if isinstance(case, _Items):
+        case = [c for c in case if c is not MISSING]
+        case = case[0] if len(case) == 1 else None
+    if not isinstance(case, Splice) or len(cond) != 1 or not all(a.op == "is" and a.value for a in cond[0]) or not cond[0]:
+        return None
+    return "and " + " ".join(_arg(_atom(a)) for a in cond[0]) + " " + _arg(values_expr(case.path)), case
+
+
+def _chained(node: Variant) -> bool:
+    """An ``if`` / ``else if`` chain of items with nothing in its ``else``?"""
+    return len(node.cases) >= 2 and _nothing(node.cases[-1][1]) and not any(_nothing(c) for _, c in node.cases[:-1])
+
+
+def _exclusive(a: Cond, b: Cond) -> bool:
+    """Can ``a`` and ``b`` never hold together (each pair of products reads one knob two ways)?"""
+
+    def clash(x: Atom, y: Atom) -> bool:
+        if x.path != y.path:
+            return False
+        if x.op == y.op == "is":
+            return bool(x.value) != bool(y.value)
+        if x.op == y.op == "eq":
+            return bool(x.value != y.value)
+        return {x.op, y.op} == {"eq", "ne"} and x.value == y.value
+
+    return all(any(clash(x, y) for x in p for y in q) for p in a for q in b)
 
 
 def _flippable(first: Variant, other: Variant) -> bool:
