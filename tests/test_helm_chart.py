@@ -558,7 +558,21 @@ def test_templates_use_the_idioms_of_hand_written_charts_example() -> None:
     assert "      value: {{ .processToSignal | quote }}\n" in helpers
     driver = files[f"{CHART}/templates/driver.yaml"]
     # the pool DaemonSet's name, chosen among six forms, is computed once and used six times (name, labels, selector)
-    assert driver.count('{{- $metadataName := "" }}') == 1 and driver.count("{{ $metadataName | quote }}") == 6
+    # (declared with the else case's form, each other form assigned on its condition's line)
+    assert driver.count('{{- $metadataName := printf "nvidia-driver-daemonset-%v" $name }}') == 1
+    assert driver.count("{{ $metadataName | quote }}") == 6
+    assert '{{- else if eq $pool.driverType "vgpu" }}{{ $metadataName = printf "nvidia-vgpu-driver-daemonset-%v-%v" $name' in driver
+    # a variant pushed down to what differs: the vGPU host manager's node selector term is one
+    # term, its key a scalar chosen inline and its extra values behind one if
+    assert driver.count("- matchExpressions:") == 1
+    assert '- key: {{ if eq $pool.driverType "vgpu-host-manager" }}nvidia.com/gpu.deploy.vgpu-manager{{ else }}nvidia.com/gpu.deploy.driver{{ end }}' in driver
+    # a value or its fallback is `default`; conditions that never hold together are if / else if
+    assert "priorityClassName: {{ $pool.priorityClassName | default $.Values.daemonsets.priorityClassName | quote }}" in driver
+    assert driver.count('{{- else if eq $pool.node.subscriptions "suse" }}') == 2
+    assert "{{- with and $.Values.gds.enabled $.Values.gds.imagePullSecrets }}{{ toYaml . | nindent 8 }}{{ end }}" in driver
+    # the operator validator's plugin-validation init container: one body, its env items behind their own conditions
+    validator = files[f"{CHART}/templates/operator-validator.yaml"]
+    assert validator.count("- name: plugin-validation") == 1
     # a boolean whose "true"/"false" is an env value; one that another knob changes too stays a condition
     assert "- name: ENABLE_AUTO_DRAIN\n              value: {{ $pool.upgradePolicy.drain.enable | quote }}\n" in driver
     assert "- name: DRAIN_USE_FORCE\n              {{- if or (and $pool.upgradePolicy.drain.enable $pool.upgradePolicy.drain.force) $pool.upgradePolicy.gpuPodDeletion.force }}\n" in driver

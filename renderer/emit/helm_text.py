@@ -1058,7 +1058,16 @@ def _repeated(obj: Any) -> list[tuple[str, Variant]]:
 
 
 def _assign(out: Out, var: str, node: Variant) -> None:
-    """``$var`` set to the variant's string: declared empty, assigned in each case."""
+    """``$var`` set to the variant's string: declared with the ``else`` case's, each other case's
+    assigned on its condition's line (``{{- if c }}{{ $var = ... }}``); where such a line would
+    be too long, declared empty and assigned in each case."""
+    heads = ["if" if i == 0 else "else if" for i in range(len(node.cases) - 1)]
+    lines = [f"{{{{- {h} {cond_expr(c)} }}}}{{{{ ${var} = {_string_expr(case)} }}}}" for h, (c, case) in zip(heads, node.cases, strict=False)]
+    if out.can_trim() and all(len(line) <= WIDTH for line in lines):
+        out.ctl(f"${var} := {_string_expr(node.cases[-1][1])}")
+        out.parts += [line + "\n" for line in lines]
+        out.ctl("end")
+        return
     out.ctl(f'${var} := ""')
     for i, (cond, case) in enumerate(node.cases):
         if i == 0:
