@@ -551,10 +551,23 @@ _AS_IS: set[int] = set()
 """Variants being measured as they are (not narrowed again while printed for the count)."""
 
 
-def _shorter(node: Variant, emit: Any) -> Any:
+_CHOSEN: dict[tuple[int, str, int], tuple[Variant, Any]] = {}
+"""While a template is printed: each variant's choice (by id, where and at which indentation;
+the variant kept alive with it), so that counting lines does not print a node again and again."""
+
+
+def _shorter(node: Variant, emit: Any, where: str, ind: int) -> Any:
     """``node`` narrowed where the narrowed node prints fewer lines (``emit(out, node)``)."""
     if id(node) in _AS_IS or repr(node) in _VARS:
         return node
+    memo = (id(node), where, ind)
+    if memo in _CHOSEN:
+        return _CHOSEN[memo][1]
+    _CHOSEN[memo] = (node, _choose(node, emit))
+    return _CHOSEN[memo][1]
+
+
+def _choose(node: Variant, emit: Any) -> Any:
     alt = _narrowed(node)
     if alt is None:
         return node
@@ -575,14 +588,14 @@ def _narrow_entries(items: list[tuple[Any, Any]], ind: int) -> list[tuple[Any, A
     out = []
     for key, val in items:
         if isinstance(val, Variant) and isinstance(key, str):
-            val = _shorter(val, lambda o, v, k=key: emit_entries(o, {k: v}, ind))
+            val = _shorter(val, lambda o, v, k=key: emit_entries(o, {k: v}, ind), "entry " + key, ind)
         out.append((key, val))
     return out
 
 
 def _narrow_items(items: list[Any], ind: int) -> list[Any]:
     """Each variant item narrowed (:func:`_narrowed`) where that prints fewer lines."""
-    return [_shorter(item, lambda o, v: emit_items(o, [v], ind)) if isinstance(item, Variant) else item for item in items]
+    return [_shorter(item, lambda o, v: emit_items(o, [v], ind), "item", ind) if isinstance(item, Variant) else item for item in items]
 
 
 def _shares_if(val: Variant, rest: list[Any]) -> bool:
@@ -965,6 +978,7 @@ def template_text(tpl: Template, header: str, helpers: Helpers | None = None) ->
         out.ctl("end")
     if gated:
         out.ctl("end")
+    _CHOSEN.clear()
     return out.result()
 
 
