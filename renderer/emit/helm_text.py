@@ -841,7 +841,10 @@ def _gated_splice(node: Variant) -> tuple[str, Splice] | None:
         case = case[0] if len(case) == 1 else None
     if not isinstance(case, Splice) or len(cond) != 1 or not all(a.op == "is" and a.value for a in cond[0]) or not cond[0]:
         return None
-    return "and " + " ".join(_arg(_atom(a)) for a in cond[0]) + " " + _arg(values_expr(case.path)), case
+    atoms = [a for a in cond[0] if a.path != case.path]  # (`with` tests the collection itself)
+    if not atoms:
+        return values_expr(case.path), case
+    return "and " + " ".join(_arg(_atom(a)) for a in atoms) + " " + _arg(values_expr(case.path)), case
 
 
 def _chained(node: Variant) -> bool:
