@@ -10,6 +10,7 @@ line without trimming, so the printed text always evaluates to exactly the chose
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from renderer import yamlio
+from renderer.emit import helm_logic
 from renderer.emit.helm_ir import (
     MISSING,
     NAME_KEY,
@@ -325,7 +327,7 @@ def merged_call(paths: list[Path] | tuple[Path, ...], key: str = "") -> str:
 
 def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
     pad = " " * ind
-    items = list(node.items())
+    items = _narrow_entries(list(node.items()), ind)
     splices = [k for k in node if isinstance(k, Splice)]
     i = 0
     while i < len(items):
@@ -339,6 +341,8 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
             out.text(f"{pad}{_key(key)}: {{{{ ${_VARS[repr(val)]} | quote }}}}")
         elif isinstance(val, Variant) and isinstance(key, str) and _text_variant(out, key, val, ind):
             pass
+        elif isinstance(val, Variant) and not _shares_if(val, items[i + 1 :]) and (inline := _inline(val, f"{pad}{_key(key)}: ")):
+            out.text(inline)
         elif isinstance(val, Variant):
             # neighbours switched by the same conditions share one if/else (an if/else on the
             # opposite condition turned around: `if not x / else` next to `if x`)
@@ -364,6 +368,242 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
             else:
                 emit_entry(out, key, val, ind, pad)
         i += 1
+
+
+def _neg(cond: Cond) -> Cond | None:
+    """``not cond`` as a condition of one atom, or None."""
+    if len(cond) != 1 or len(cond[0]) != 1:
+        return None
+    atom = cond[0][0]
+    if atom.op == "is":
+        return ((Atom(atom.path, "is", not atom.value),),)
+    if atom.op in ("eq", "ne"):
+        return ((Atom(atom.path, "ne" if atom.op == "eq" else "eq", atom.value),),)
+    return None
+
+
+_OTHER = "\x00other"
+"""In an enum's domain: any value the conditions do not name."""
+_PRESENT = "\x00present"
+
+Context = tuple[Cond, ...]
+"""Conditions that hold wherever a variant is printed (it stands inside their ``if``)."""
+
+@dataclass
+class _InIf(Variant):
+    """A variant made by narrowing, with the conditions of the ``if`` it stands in."""
+
+    context: Context = ()
+
+
+def _holds(cond: Cond, point: dict[Path, Any]) -> bool:
+    def atom(a: Atom) -> bool:
+        v = point[a.path]
+        if a.op == "is":
+            return bool(v) == bool(a.value)
+        if a.op == "in":
+            return bool(v in a.value)
+        return bool((v == a.value) == (a.op == "eq"))
+
+    return any(all(atom(a) for a in conj) for conj in cond)
+
+
+def _domains(conds: list[Cond]) -> tuple[list[Path], list[tuple[Any, ...]]] | None:
+    """The knobs ``conds`` read and their values (an enum's also "any other"); None when one
+    is read both as a boolean and as an enum."""
+    paths: dict[Path, list[Any]] = {}
+    for cond in conds:
+        for a in (a for conj in cond for a in conj):
+            vals = paths.setdefault(a.path, [])
+            if vals and (a.op == "is") != (vals == [True, False]):
+                return None
+            if a.op == "is":
+                vals[:] = [True, False]
+            else:
+                vals += [v for v in (a.value if a.op == "in" else (a.value,)) if v not in vals]
+    order = list(paths)
+    return order, [tuple(paths[p]) if paths[p] == [True, False] else (*paths[p], _OTHER) for p in order]
+
+
+def _cube_cond(cubes: list[helm_logic.Cube], order: list[Path], domains: list[tuple[Any, ...]]) -> Cond | None:
+    conjs = []
+    for cube in cubes:
+        atoms = []
+        for path, part, dom in zip(order, cube, domains, strict=True):
+            allowed = [v for v in dom if v in part]
+            if len(part) == len(dom):
+                continue
+            if dom == (True, False):
+                atoms.append(Atom(path, "is", allowed[0]))
+            elif _OTHER not in part:
+                atoms.append(Atom(path, "eq", allowed[0]) if len(allowed) == 1 else Atom(path, "in", tuple(allowed)))
+            elif len(dom) - len(part) == 1:
+                atoms.append(Atom(path, "ne", next(v for v in dom if v not in part)))
+            else:
+                return None  # (no atom says "none of these")
+        conjs.append(tuple(atoms))
+    return tuple(conjs)
+
+
+def _rechain(cases: list[tuple[Cond, Any]], context: Context = ()) -> list[tuple[Cond, Any]] | None:
+    """The chain with one case per distinct value (nothing, MISSING, last), each condition
+    minimal (:mod:`renderer.emit.helm_logic`) given the cases before it and ``context``; None
+    when a knob is read both as a boolean and as an enum, or the choice is too large."""
+    found_domains = _domains([c for c, _ in cases[:-1]] + list(context))
+    if found_domains is None:
+        return None
+    order, domains = found_domains
+    size = 1
+    for dom in domains:
+        size *= len(dom)
+    if size > helm_logic.MAX_UNIVERSE:
+        return None
+    groups: dict[str, tuple[int, Any, set[tuple[Any, ...]]]] = {}
+    outside: set[tuple[Any, ...]] = set()
+    for point in itertools.product(*domains):
+        at = dict(zip(order, point, strict=True))
+        if not all(_holds(c, at) for c in context):
+            outside.add(point)
+            continue
+        i = next((i for i, (cond, _) in enumerate(cases[:-1]) if _holds(cond, at)), len(cases) - 1)
+        first = groups.setdefault(repr(cases[i][1]), (i, cases[i][1], set()))
+        groups[repr(cases[i][1])] = (min(first[0], i), first[1], first[2] | {point})
+    found = [(case, on) for _, case, on in sorted(groups.values(), key=lambda g: (g[1] is MISSING, g[0]))]
+    out: list[tuple[Cond, Any]] = []
+    taken = set(outside)
+    for case, on in found[:-1]:
+        cond = _cube_cond(helm_logic.minimise(on, taken, domains), order, domains)
+        if cond is None:
+            return None
+        out.append((cond, case))
+        taken |= on
+    return [*out, (((),), found[-1][0])] if found else out
+
+
+def _chain(cases: list[tuple[Cond, Any]], context: Context = ()) -> Any:
+    """The node chosen by ``cases``: one value when all are alike, else a variant of one case
+    per value, each condition minimal (:func:`_rechain`)."""
+    if len({repr(c) for _, c in cases}) == 1:
+        return cases[0][1]
+    found = _rechain(cases, context) or cases
+    if len(found) == 1:
+        return found[0][1]
+    return _InIf(list(found), context)
+
+
+def _ident(item: Any) -> str:
+    return f"name={item['name']}" if isinstance(item, dict) and isinstance(item.get("name"), str) else repr(item)
+
+
+def _union(lists: list[list[Any]]) -> list[str] | None:
+    """The items' identities (a name, else the whole item) in one order every list keeps."""
+    order: list[str] = []
+    for one in lists:
+        ids = [_ident(x) for x in one]
+        if len(set(ids)) != len(ids):
+            return None
+        merged: list[str] = []
+        matcher = difflib.SequenceMatcher(a=order, b=ids, autojunk=False)
+        for _, i1, i2, j1, j2 in matcher.get_opcodes():
+            merged += order[i1:i2] + [x for x in ids[j1:j2] if x not in order[i1:i2]]
+        order = merged
+        if len(set(order)) != len(order):
+            return None
+    return order
+
+
+def _narrowed(node: Variant) -> Any | None:
+    """The variant pushed down to what differs (the way a person writes it): a variant that
+    some cases leave out, ``if`` (present) around the choice among the rest; cases that are
+    maps of the same keys one map of per-key variants; two lists of one length one list of
+    per-item variants; lists of named (or equal) items one list, each item behind the condition
+    where it is there. Each condition minimal given the ``if`` around it."""
+    cases = node.cases
+    context = node.context if isinstance(node, _InIf) else ()
+    if any(c is MISSING for _, c in cases):
+        if all(c is MISSING for _, c in cases) or (len(cases) == 2 and cases[1][1] is MISSING):
+            return None  # (already an `if` around one case: that case is narrowed where it is printed)
+        gate = _rechain([(cond, MISSING if c is MISSING else _PRESENT) for cond, c in cases], context)
+        if gate is None or len(gate) != 2:
+            return None
+        inner = (*context, gate[0][0])
+        return Variant([(gate[0][0], _chain(list(cases), inner)), (((),), MISSING)])
+    values = [c for _, c in cases]
+    if all(isinstance(v, dict) and v for v in values):
+        keys = list(values[0])
+        if not all(isinstance(k, str) for k in keys) or any(list(v) != keys for v in values[1:]):
+            return None
+        return {k: _chain([(cond, case[k]) for cond, case in cases], context) for k in keys}
+    if all(isinstance(v, list) and v for v in values):
+        kind = _Items if all(isinstance(v, _Items) for v in values) else list
+        if len(values) == 2 and len(values[0]) == len(values[1]):
+            (c1, a), (_, b) = cases
+            return kind(_chain([(c1, x), (((),), y)], context) for x, y in zip(a, b, strict=True))
+        order = _union(values)
+        if order is None:
+            return None
+        by_id = [{_ident(x): x for x in v} for v in values]
+        return kind(_chain([(cond, ids.get(i, MISSING)) for (cond, _), ids in zip(cases, by_id, strict=True)], context) for i in order)
+    return None
+
+
+_AS_IS: set[int] = set()
+"""Variants being measured as they are (not narrowed again while printed for the count)."""
+
+
+_CHOSEN: dict[tuple[int, str, int], tuple[Variant, Any]] = {}
+"""While a template is printed: each variant's choice (by id, where and at which indentation;
+the variant kept alive with it), so that counting lines does not print a node again and again."""
+
+
+def _shorter(node: Variant, emit: Any, where: str, ind: int) -> Any:
+    """``node`` narrowed where the narrowed node prints fewer lines (``emit(out, node)``)."""
+    if id(node) in _AS_IS or repr(node) in _VARS:
+        return node
+    memo = (id(node), where, ind)
+    if memo in _CHOSEN:
+        return _CHOSEN[memo][1]
+    _CHOSEN[memo] = (node, _choose(node, emit))
+    return _CHOSEN[memo][1]
+
+
+def _choose(node: Variant, emit: Any) -> Any:
+    alt = _narrowed(node)
+    if alt is None:
+        return node
+    counts = []
+    for one in (node, alt):
+        scratch = Out()
+        _AS_IS.add(id(node))
+        try:
+            emit(scratch, one)
+        finally:
+            _AS_IS.discard(id(node))
+        counts.append(scratch.result().count("\n"))
+    return alt if counts[1] < counts[0] else node
+
+
+def _narrow_entries(items: list[tuple[Any, Any]], ind: int) -> list[tuple[Any, Any]]:
+    """Each variant entry narrowed (:func:`_narrowed`) where that prints fewer lines."""
+    out = []
+    for key, val in items:
+        if isinstance(val, Variant) and isinstance(key, str):
+            val = _shorter(val, lambda o, v, k=key: emit_entries(o, {k: v}, ind), "entry " + key, ind)
+        out.append((key, val))
+    return out
+
+
+def _narrow_items(items: list[Any], ind: int) -> list[Any]:
+    """Each variant item narrowed (:func:`_narrowed`) where that prints fewer lines."""
+    return [_shorter(item, lambda o, v: emit_items(o, [v], ind), "item", ind) if isinstance(item, Variant) else item for item in items]
+
+
+def _shares_if(val: Variant, rest: list[Any]) -> bool:
+    """Does the next entry share ``val``'s if/else (same or opposite conditions)?"""
+    if not rest or isinstance(rest[0][0], Splice) or not isinstance(rest[0][1], Variant):
+        return False
+    nxt = rest[0][1]
+    return _conds(nxt) == _conds(val) or _flippable(val, nxt)
 
 
 def _text_variant(out: Out, key: str, node: Variant, ind: int) -> bool:
@@ -394,6 +634,51 @@ def _text_variant(out: Out, key: str, node: Variant, ind: int) -> bool:
                 out.text(pad + line)
         out.ctl("end", ind + 2)
     return True
+
+
+INLINE = 136
+"""Longest line (not counting its indentation) holding a scalar's ``if`` / ``else`` inline
+(``key: {{ if c }}a{{ else }}b{{ end }}``)."""
+
+
+def _inline_scalar(case: Any) -> str | None:
+    """A variant's case as text in the value's place: a value, or a one-line literal scalar."""
+    if isinstance(case, (Ref, Derived, Param)) or (isinstance(case, Interp) and _scalar(case)):
+        text = _scalar(case)
+        return text if text is not None and "\n" not in text else None
+    if isinstance(case, (dict, list, Variant, Splice, Block, MergeBlock)) or case is MISSING or _multiline(case):
+        return None
+    lines = _dump_one("k", case, False)
+    return lines[0][len("k: ") :] if len(lines) == 1 else None
+
+
+def _inline(node: Variant, head: str) -> str | None:
+    """A scalar chosen by an if/else (no case left out) on one line, as hand-written charts do:
+    ``head{{ if c }}a{{ else }}b{{ end }}``; None when a case is no one-line scalar or the line
+    would pass :data:`INLINE` characters."""
+    if len(node.cases) != 2:
+        return None
+    (cond, first), (_, second) = node.cases
+    if (
+        len(cond) == 1
+        and len(cond[0]) == 1
+        and cond[0][0].op == "is"
+        and cond[0][0].value
+        and isinstance(first, Ref)
+        and isinstance(second, Ref)
+        and first.path == cond[0][0].path
+        and first.quote == second.quote
+    ):  # the value, or another when it is empty
+        line = f"{head}{{{{ {values_expr(first.path)} | default {values_expr(second.path)}{' | quote' if first.quote else ''} }}}}"
+        return line if len(line) <= WIDTH else None
+    texts = [_inline_scalar(case) for _, case in node.cases]
+    if texts[0] is None or texts[1] is None:
+        return None
+    atom = cond[0][0] if len(cond) == 1 and len(cond[0]) == 1 else None
+    if atom is not None and (atom.op == "ne" or (atom.op == "is" and not atom.value)) and (neg := _neg(cond)):
+        cond, texts = neg, texts[::-1]  # `if x` rather than `if not x`
+    line = f"{head}{{{{ if {cond_expr(cond)} }}}}{texts[0]}{{{{ else }}}}{texts[1]}{{{{ end }}}}"
+    return line if len(line.lstrip()) <= INLINE and len(line) <= WIDTH and "{{ if true }}" not in line else None
 
 
 def _negated(cond: Cond) -> str:
@@ -489,16 +774,21 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
             out.text(pad + line)
 
 
-def emit_items(out: Out, items: list[Any], ind: int) -> None:
+def emit_items(out: Out, items: list[Any], ind: int, runs: bool = True) -> None:
     pad = " " * ind
-    for item in _runs(items):
-        if isinstance(item, _Items):
-            emit_items(out, [i for i in item if i is not MISSING], ind)
+    for item in _narrow_items(_runs(items) if runs else items, ind):
+        if isinstance(item, _Items):  # as they are: a run split by narrowing is not joined again
+            emit_items(out, [i for i in item if i is not MISSING], ind, runs=False)
             continue
         if isinstance(item, Splice):
             out.splice(values_expr(item.path), "toYaml (list .)" if item.is_map else "toYaml .", ind)
         elif isinstance(item, Variant) and repr(item) in _VARS:
             out.text(f"{pad}- {{{{ ${_VARS[repr(item)]} | quote }}}}")
+        elif isinstance(item, Variant) and (inline := _inline(item, f"{pad}- ")) is not None:
+            out.text(inline)
+        elif isinstance(item, Variant) and (gated := _gated_splice(item)) is not None:
+            source, splice = gated
+            out.splice(source, "toYaml (list .)" if splice.is_map else "toYaml .", ind)
         elif isinstance(item, Variant):
             _variant(out, item, lambda case: emit_items(out, [case], ind), ind)
         else:
@@ -526,9 +816,55 @@ def _runs(items: list[Any]) -> list[Any]:
         last = merged[-1] if merged else None
         if isinstance(last, Variant) and _gated(one) and _gated(last) and _complement(last.cases[0][0], one.cases[0][0]):
             merged[-1] = Variant([last.cases[0], (((),), one.cases[0][1])])  # one item or the other: if/else
+        elif (
+            isinstance(last, Variant)
+            and isinstance(one, Variant)
+            and _chained(one)
+            and len(one.cases) == 2
+            and _chained(last)
+            and all(_exclusive(c, one.cases[0][0]) for c, _ in last.cases[:-1])
+        ):
+            merged[-1] = Variant([*last.cases[:-1], one.cases[0], last.cases[-1]])  # never both: else if
         else:
             merged.append(one)
     return merged
+
+
+def _gated_splice(node: Variant) -> tuple[str, Splice] | None:
+    """A values collection spliced in only when some booleans hold: ``with and a b <collection>``
+    (``and`` gives its last operand when all hold), and the splice; None for other variants."""
+    if len(node.cases) != 2 or not _nothing(node.cases[1][1]):
+        return None
+    (cond, case) = node.cases[0]
+    if isinstance(case, _Items):
+        case = [c for c in case if c is not MISSING]
+        case = case[0] if len(case) == 1 else None
+    if not isinstance(case, Splice) or len(cond) != 1 or not all(a.op == "is" and a.value for a in cond[0]) or not cond[0]:
+        return None
+    atoms = [a for a in cond[0] if a.path != case.path]  # (`with` tests the collection itself)
+    if not atoms:
+        return values_expr(case.path), case
+    return "and " + " ".join(_arg(_atom(a)) for a in atoms) + " " + _arg(values_expr(case.path)), case
+
+
+def _chained(node: Variant) -> bool:
+    """An ``if`` / ``else if`` chain of items with nothing in its ``else``?"""
+    return len(node.cases) >= 2 and _nothing(node.cases[-1][1]) and not any(_nothing(c) for _, c in node.cases[:-1])
+
+
+def _exclusive(a: Cond, b: Cond) -> bool:
+    """Can ``a`` and ``b`` never hold together (each pair of products reads one knob two ways)?"""
+
+    def clash(x: Atom, y: Atom) -> bool:
+        if x.path != y.path:
+            return False
+        if x.op == y.op == "is":
+            return bool(x.value) != bool(y.value)
+        if x.op == y.op == "eq":
+            return bool(x.value != y.value)
+        return {x.op, y.op} == {"eq", "ne"} and x.value == y.value
+
+    return all(any(clash(x, y) for x in p for y in q) for p in a for q in b)
 
 
 def _flippable(first: Variant, other: Variant) -> bool:
@@ -645,6 +981,7 @@ def template_text(tpl: Template, header: str, helpers: Helpers | None = None) ->
         out.ctl("end")
     if gated:
         out.ctl("end")
+    _CHOSEN.clear()
     return out.result()
 
 
@@ -738,7 +1075,16 @@ def _repeated(obj: Any) -> list[tuple[str, Variant]]:
 
 
 def _assign(out: Out, var: str, node: Variant) -> None:
-    """``$var`` set to the variant's string: declared empty, assigned in each case."""
+    """``$var`` set to the variant's string: declared with the ``else`` case's, each other case's
+    assigned on its condition's line (``{{- if c }}{{ $var = ... }}``); where such a line would
+    be too long, declared empty and assigned in each case."""
+    heads = ["if" if i == 0 else "else if" for i in range(len(node.cases) - 1)]
+    lines = [f"{{{{- {h} {cond_expr(c)} }}}}{{{{ ${var} = {_string_expr(case)} }}}}" for h, (c, case) in zip(heads, node.cases, strict=False)]
+    if out.can_trim() and all(len(line) <= WIDTH for line in lines):
+        out.ctl(f"${var} := {_string_expr(node.cases[-1][1])}")
+        out.parts += [line + "\n" for line in lines]
+        out.ctl("end")
+        return
     out.ctl(f'${var} := ""')
     for i, (cond, case) in enumerate(node.cases):
         if i == 0:
