@@ -303,31 +303,24 @@ def _text_of_block_beside(node: Any, like: Any) -> bool:
     if node is like:
         return False
     kind = type(node)
+    pairs: Iterator[tuple[Any, Any]]
     if kind is not type(like):
         return _text_of_block(node)
     if kind is dict:
-        for key, val in node.items():
-            was = like.get(key, MISSING)
-            if val is was:
-                continue
-            if type(val) is str:
-                if "'zzgrb" in val:
-                    return True
-            elif val != was and _text_of_block_beside(val, was):
+        pairs = ((val, like.get(key, MISSING)) for key, val in node.items())
+    elif kind is list:
+        pairs = ((val, like[i] if i < len(like) else MISSING) for i, val in enumerate(node))
+    else:
+        return _text_of_block(node)
+    for val, was in pairs:
+        if val is was:
+            continue
+        if type(val) is str:
+            if "'zzgrb" in val:
                 return True
-        return False
-    if kind is list:
-        for i, val in enumerate(node):
-            was = like[i] if i < len(like) else MISSING
-            if val is was:
-                continue
-            if type(val) is str:
-                if "'zzgrb" in val:
-                    return True
-            elif val != was and _text_of_block_beside(val, was):
-                return True
-        return False
-    return _text_of_block(node)
+        elif val != was and _text_of_block_beside(val, was):
+            return True
+    return False
 
 
 def _block_texts(node: Any) -> set[str]:
