@@ -124,3 +124,18 @@ def test_merged_maps_is_the_builders_merge() -> None:
     own = {"limits": {"cpu": 0}, "requests": None, "list": [], "off": False}
     assert helm_ir.merged_maps([fleet, None, own]) == deep_merge(fleet, own) == {"limits": {"memory": "1Gi", "cpu": 0}, "list": [], "off": False}
     assert helm_ir.merged_maps([]) == {} and fleet["requests"] == {"cpu": "1"}
+
+
+def test_integer_knobs_parsed_with_int_are_settable_and_compared_ones_are_not() -> None:
+    """An integer knob's placeholder is a number ``int()`` passes through: the startup probe's
+    timings and the drain timeouts become values; ``maxParallelUpgrades``, which the builder
+    compares (``> 0``), takes another branch with it and stays fixed at build time."""
+    _, templates = templates_for(_base(ROOT / "values.yaml", ROOT / "overlays"))
+    (driver,) = [t for t in templates if t.name == "driver"]
+    pool = ("driver", "pools", "ubuntu2204")
+    assert (*pool, "upgradePolicy", "maxParallelUpgrades") in driver.fixed
+    for key in [("startupProbe", "periodSeconds"), ("upgradePolicy", "drain", "timeoutSeconds"), ("upgradePolicy", "gpuPodDeletion", "timeoutSeconds")]:
+        assert (*pool, *key) not in driver.fixed
+        assert (*pool, *key) in driver.knobs
+    assert helm_ir.SENTINEL.fullmatch(str(helm_ir.INT_BASE - 7))
+    assert not helm_ir.SENTINEL.search(str(-helm_ir.INT_BASE))  # a positive number is never one

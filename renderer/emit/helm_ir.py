@@ -60,7 +60,12 @@ from renderer.model import Pool
 
 SCALAR = "zzgrs{:05d}x"
 BLOCK = "zzgrb{:05d}x"
-SENTINEL = re.compile(r"zzgr[sb]\d{5}x")
+INT_BASE = -98765_000000
+"""An integer knob's placeholder is ``INT_BASE - n``: ``int()`` passes it through, so a builder
+that parses the knob still builds, and the number in the objects maps back to the knob. It is
+negative so a knob the builder compares (``> 0``) takes another branch and fails the put-back
+check: it stays fixed at build time."""
+SENTINEL = re.compile(r"zzgr[sb]\d{5}x|-98765\d{6}(?!\d)")
 HASHLIKE = re.compile(r"[0-9a-f]{8,}|[0-9]{6,}")
 Elem = str | tuple[str, str]
 TPath = tuple[Elem, ...]
@@ -93,6 +98,9 @@ class Ref:
     quote: bool
     text: bool = False
     """A boolean written as the string ``"true"`` / ``"false"`` (an env value that is the knob)."""
+    number: bool = False
+    """An integer knob: printed through ``int`` (Helm reads a values file's numbers as floats,
+    which print as ``1.2e+06``)."""
 
 
 @dataclass(frozen=True)
@@ -190,7 +198,7 @@ class Template:
 @dataclass(frozen=True)
 class Knob:
     path: Path
-    kind: str  # scalar | block | bool | enum | set (empty-or-set) | pool
+    kind: str  # scalar | int | block | bool | enum | set (empty-or-set) | pool
     domain: tuple[Any, ...] = ()
 
 
@@ -237,6 +245,8 @@ def knobs(values: dict[str, Any], schema: dict[str, Any]) -> list[Knob]:
                 out.append(Knob(path, "block"))
         elif isinstance(value, list):
             out.append(Knob(path, "block"))
+        elif type(value) is int and node.get("type") == "integer":
+            out.append(Knob(path, "int"))
         elif isinstance(value, (str, int, float)):
             out.append(Knob(path, "scalar"))
 
@@ -264,12 +274,22 @@ def _may_read(seen: set[str], paths: set[Path], path: Path) -> bool:
     return path[:1] in paths or path[:2] in paths
 
 
+def _int_sid(node: Any) -> bool:
+    """An integer knob's placeholder (see ``INT_BASE``)."""
+    return type(node) is int and node <= INT_BASE and SENTINEL.fullmatch(str(node)) is not None
+
+
+def _has_sid(text: str) -> bool:
+    """Could ``text`` hold a placeholder (the cheap test before the regex)."""
+    return "zzgr" in text or "-98765" in text
+
+
 def _mentions_sentinel(node: Any) -> bool:
     if isinstance(node, dict):
         return any((isinstance(k, str) and "zzgr" in k) or _mentions_sentinel(v) for k, v in node.items())
     if isinstance(node, list):
         return any(_mentions_sentinel(v) for v in node)
-    return isinstance(node, str) and "zzgr" in node
+    return (isinstance(node, str) and _has_sid(node)) or _int_sid(node)
 
 
 def _text_of_block(node: Any) -> bool:
@@ -399,7 +419,10 @@ class Sentinels:
         if knob.path in self.by_path:
             sid = self.by_path[knob.path]
         else:
-            sid = (BLOCK if isinstance(value, (list, dict)) else SCALAR).format(len(self.knob))
+            if knob.kind == "int":
+                sid = str(INT_BASE - len(self.knob))
+            else:
+                sid = (BLOCK if isinstance(value, (list, dict)) else SCALAR).format(len(self.knob))
             self.by_path[knob.path] = sid
             self.knob[sid] = knob.path
         self.value[sid] = value
@@ -407,6 +430,8 @@ class Sentinels:
             return [{sid: sid}]
         if isinstance(value, dict):
             return {sid: sid}
+        if knob.kind == "int":
+            return int(sid)
         return sid
 
     def block_id(self, node: Any) -> str | None:
@@ -424,7 +449,9 @@ class Sentinels:
             return self._back_map(node)
         if isinstance(node, list):
             return self._back_list(node)
-        if isinstance(node, str) and "zzgr" in node:
+        if _int_sid(node):
+            return self.value.get(str(node), node)
+        if isinstance(node, str) and _has_sid(node):
             if node in self.value and node.startswith("zzgrs"):
                 return self.value[node]
             return SENTINEL.sub(lambda m: str(self.value.get(m.group(0), m.group(0))), node)
@@ -434,10 +461,10 @@ class Sentinels:
         out: dict[Any, Any] = {}
         for key, val in node.items():
             if type(val) is str:
-                if "zzgr" not in val:  # the common leaf: no sentinel, nothing to put back
+                if not _has_sid(val):  # the common leaf: no sentinel, nothing to put back
                     out[key] = val
                     continue
-            elif not isinstance(val, (dict, list)):
+            elif not isinstance(val, (dict, list)) and not _int_sid(val):
                 out[key] = val
                 continue
             if isinstance(key, str) and key == val and key in self.knob and key.startswith("zzgrb"):
@@ -462,7 +489,7 @@ class Sentinels:
     def _back_list(self, node: list[Any]) -> list[Any]:
         items: list[Any] = []
         for item in node:
-            if type(item) is str and "zzgr" not in item:
+            if type(item) is str and not _has_sid(item):
                 items.append(item)
                 continue
             sid = self.block_id(item)
@@ -674,7 +701,7 @@ class Analysis:
         self.knobs = knobs(values, schema)
         if not pool_key:  # what the chart values add to each pool is read only in a range body
             self.knobs = [k for k in self.knobs if not _added(k.path, values)]
-        self.transparent = [k for k in self.knobs if k.kind in ("scalar", "block")]
+        self.transparent = [k for k in self.knobs if k.kind in ("scalar", "int", "block")]
         self.structural = [k for k in self.knobs if k.kind in ("bool", "enum", "pool")]
         self.seen: set[str] = set()
         """Top-level sections read by the builds of the component being analysed."""
@@ -1753,7 +1780,7 @@ def _hash_leaves(node: Any, path: TPath) -> list[TPath]:
     keyed = _keyed(node)
     if keyed is not None:
         return [p for name, v in keyed.items() for p in _hash_leaves(v, (*path, ("@", name)))]
-    if isinstance(node, str) and HASHLIKE.fullmatch(node):
+    if isinstance(node, str) and HASHLIKE.fullmatch(node) and not SENTINEL.search(node):
         return [path]
     return []
 
@@ -1923,8 +1950,10 @@ def _convert(node: Any, sent: Sentinels) -> Any:
         return res
     if isinstance(node, list):
         return [_convert_item(item, sent) for item in node]
-    if isinstance(node, str) and "zzgr" in node:
+    if isinstance(node, str) and _has_sid(node):
         return _convert_text(node, sent)
+    if _int_sid(node) and str(node) in sent.knob:
+        return Ref(sent.knob[str(node)], False, number=True)
     return node
 
 
@@ -1966,7 +1995,7 @@ def _convert_text(node: str, sent: Sentinels) -> Ref | Interp:
         if m.start() > pos:
             parts.append(node[pos : m.start()])
         sid = m.group(0)
-        parts.append(Ref(sent.knob[sid], True) if sid in sent.knob else sid)
+        parts.append(Ref(sent.knob[sid], True, number=sid.startswith("-")) if sid in sent.knob else sid)
         pos = m.end()
     if pos < len(node):
         parts.append(node[pos:])

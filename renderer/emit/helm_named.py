@@ -402,7 +402,7 @@ class _Shapes:
         leaves: tuple[Any, ...] = ()
         parts: list[Any] = []
         if self.sections and isinstance(node, (Ref, Block)) and _sectioned_path(node.path):
-            shape = ("Ref", node.path[1:], node.quote, node.text) if isinstance(node, Ref) else ("Block", node.path[1:])
+            shape = ("Ref", node.path[1:], node.quote, node.text, node.number) if isinstance(node, Ref) else ("Block", node.path[1:])
             key, leaves = shape, (_Section(node.path[:1]),)
         elif self.sections and isinstance(node, Interp):
             for part in node.parts:

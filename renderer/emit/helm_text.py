@@ -241,10 +241,18 @@ def _dump_one(key: Any, value: Any, item: bool, ind: int = 0) -> tuple[str, ...]
     return found
 
 
+def ref_expr(ref: Ref, whole: bool = False) -> str:
+    """The value a Ref stands for (an integer knob through ``int``: see ``Ref.number``), in
+    parentheses unless it is the ``whole`` pipeline."""
+    if not ref.number:
+        return values_expr(ref.path)
+    return f"{values_expr(ref.path)} | int" if whole else f"({values_expr(ref.path)} | int)"
+
+
 def _interp_printf(node: Interp, pad: str) -> str:
     """Text with values inside as ``printf`` with one argument per line (a long line)."""
     fmt = "".join("%v" if isinstance(p, Ref) else p.replace("%", "%%") for p in node.parts)
-    args = [values_expr(p.path) for p in node.parts if isinstance(p, Ref)]
+    args = [ref_expr(p) for p in node.parts if isinstance(p, Ref)]
     return "{{ printf " + json.dumps(fmt) + "".join(f"\n{pad}    " + a for a in args) + " | quote }}"
 
 
@@ -252,7 +260,7 @@ def _interp_line(node: Interp) -> str:
     out = ""
     for part in node.parts:
         if isinstance(part, Ref):
-            out += "{{ " + values_expr(part.path) + " }}"
+            out += "{{ " + ref_expr(part, True) + " }}"
         else:
             out += escape(part).replace("\\", "\\\\").replace('"', '\\"')
     return '"' + out + '"'
@@ -260,7 +268,7 @@ def _interp_line(node: Interp) -> str:
 
 def _interp_json(node: Interp) -> str:
     """Text with values and newlines inside: built with ``join`` and written as a JSON string."""
-    parts = [values_expr(p.path) if isinstance(p, Ref) else json.dumps(p) for p in node.parts]
+    parts = [ref_expr(p) if isinstance(p, Ref) else json.dumps(p) for p in node.parts]
     return "{{ list " + " ".join(parts) + ' | join "" | toJson }}'
 
 
@@ -285,7 +293,7 @@ def _scalar(node: Any) -> str | None:
             return "{{ index $.Values.generated (printf " + key + " $name) | quote }}"
         return "{{ index " + values_expr(("generated",)) + " " + json.dumps(node.key) + " | quote }}"
     if isinstance(node, Ref):
-        return "{{ " + values_expr(node.path) + (" | quote }}" if node.quote else " }}")
+        return "{{ " + ref_expr(node, True) + (" | quote }}" if node.quote else " }}")
     if isinstance(node, Interp):
         multiline = any(isinstance(p, str) and "\n" in p for p in node.parts)
         return _interp_json(node) if multiline else _interp_line(node)
@@ -668,6 +676,7 @@ def _inline(node: Variant, head: str) -> str | None:
         and isinstance(second, Ref)
         and first.path == cond[0][0].path
         and first.quote == second.quote
+        and not (first.number or second.number)
     ):  # the value, or another when it is empty
         line = f"{head}{{{{ {values_expr(first.path)} | default {values_expr(second.path)}{' | quote' if first.quote else ''} }}}}"
         return line if len(line) <= WIDTH else None
@@ -1100,8 +1109,8 @@ def _assign(out: Out, var: str, node: Variant) -> None:
 def _string_expr(node: Any) -> str:
     """A string as a template expression: a literal, a value, or ``printf`` of the parts."""
     if isinstance(node, Ref):
-        return values_expr(node.path)
+        return ref_expr(node)
     if isinstance(node, Interp):
         fmt = "".join("%v" if isinstance(p, Ref) else p.replace("%", "%%") for p in node.parts)
-        return "printf " + json.dumps(fmt) + "".join(" " + values_expr(p.path) for p in node.parts if isinstance(p, Ref))
+        return "printf " + json.dumps(fmt) + "".join(" " + ref_expr(p) for p in node.parts if isinstance(p, Ref))
     return json.dumps(node)
