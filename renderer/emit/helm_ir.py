@@ -690,6 +690,19 @@ def _insert_pos(existing: list[Any], ref: list[Any], name: Any) -> int:
 # --- analysis ------------------------------------------------------------------------
 
 
+def _bisect(group: list[Knob], ok: Callable[[list[Knob]], bool], bad: list[Knob]) -> None:
+    """Add to ``bad`` the knobs of ``group`` that fail ``ok``: a group that fails is halved down
+    to single knobs (``ok(keep)``: the build passes with ``keep``'s placeholders in)."""
+    if not group or ok(group):
+        return
+    if len(group) == 1:
+        bad.append(group[0])
+        return
+    half = len(group) // 2
+    _bisect(group[:half], ok, bad)
+    _bisect(group[half:], ok, bad)
+
+
 class Analysis:
     """Analyses every component against one set of chart values."""
 
@@ -1055,26 +1068,18 @@ class Analysis:
         remainder bisected, as before.
         """
         ok = _Check(self, comp, values, real)
-        bad: list[Knob] = []
-
-        def bisect(group: list[Knob]) -> None:
-            if not group or ok(group):
-                return
-            if len(group) == 1:
-                bad.append(group[0])
-                return
-            half = len(group) // 2
-            bisect(group[:half])
-            bisect(group[half:])
-
         candidates = [k for k in self.transparent if k.path[0] in self.seen]
-        good, bad = self._guided(candidates, ok, bisect, bad)
+        good, bad = self._guided(candidates, ok, [])
         self.known_bad.update(k.path for k in bad)
         return good, bad
 
-    def _guided(self, candidates: list[Knob], ok: Any, bisect: Callable[[list[Knob]], None], bad: list[Knob]) -> tuple[list[Knob], list[Knob]]:
+    def _guided(self, candidates: list[Knob], ok: Any, bad: list[Knob]) -> tuple[list[Knob], list[Knob]]:
         """:meth:`_split`'s search: suspects first, bisection of the rest only when a failing
-        build names no new suspect; ``bad`` (filled by ``bisect``) kept in the candidates' order."""
+        build names no new suspect; ``bad`` (filled by :func:`_bisect`) kept in the candidates' order."""
+
+        def bisect(group: list[Knob]) -> None:
+            _bisect(group, ok, bad)
+
         if not SHORTCUTS:
             bisect(candidates)
             return self._settle(candidates, bad, ok)
@@ -1428,17 +1433,7 @@ class Analysis:
             if not unread or not ok([]):
                 return []
         bad: list[Knob] = []
-
-        def bisect(group: list[Knob]) -> None:
-            if not group or ok(group):
-                return
-            if len(group) == 1:
-                bad.append(group[0])
-                return
-            bisect(group[: len(group) // 2])
-            bisect(group[len(group) // 2 :])
-
-        bisect(unread)
+        _bisect(unread, ok, bad)
         if not bad or not ok([k for k in unread if k not in bad]):
             return []
         return self._keeps_base(comp, bad, values, base_values)
