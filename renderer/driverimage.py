@@ -25,7 +25,7 @@ from typing import Any
 
 from renderer._version import OPERATOR_RELEASE
 from renderer.merge import merged_view
-from renderer.model import Pool
+from renderer.model import TOOLKIT_PATHS, Pool
 
 NFD = "feature.node.kubernetes.io"
 LABEL_ID = f"{NFD}/system-os_release.ID"
@@ -351,6 +351,7 @@ def pool_from_facts(values: dict[str, Any], pool: dict[str, Any], facts: dict[st
         selector_expressions=tuple(facts["selectorExpressions"]) if isinstance(facts.get("selectorExpressions"), list) else made.selector_expressions,
         vgpu_image=str(facts.get("vgpuImage") or ""),
         toolkit=(bool(facts["toolkitLeader"]), str(facts.get("toolkitDaemonSet") or ""), tuple(facts.get("toolkitTerms") or ())) if "toolkitLeader" in facts else None,
+        toolkit_paths={k: str(v or "") for k, v in facts.items() if k in TOOLKIT_PATHS} if "toolkitRuntime" in facts else None,
         # the fact says whether the pool's own image keys win (the chart's pool values carry the
         # fleet's keys merged in, so they cannot tell)
         images={**made.images, "vgpuManager": vgpu},

@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+TOOLKIT_PATHS = ("toolkitRuntime", "toolkitConfigDir", "toolkitConfigFile", "toolkitDropIn", "toolkitDropInDir", "toolkitDropInFile", "toolkitSocketDir", "toolkitSocketFile", "toolkitConfigSource")
+"""Keys of :attr:`Pool.toolkit_paths`, as the pool's facts in the chart values (``node.<key>``)."""
+
 
 @dataclass(frozen=True)
 class Pool:
@@ -54,6 +57,11 @@ class Pool:
     DaemonSet from this pool, that DaemonSet's name, and its node-selector terms when pools
     differ (empty when they agree). None:
     computed from the pool list (:func:`renderer.components.container_toolkit.pool_groups`)."""
+    toolkit_paths: dict[str, str] | None = None
+    """The pool's runtime setup as the container toolkit's pod takes it (the chart's
+    ``node.toolkitRuntime``, ``node.toolkitConfigDir``, ``node.toolkitSocketFile``, ...: keys
+    :data:`TOOLKIT_PATHS`). None: worked out from the pool's ``runtime`` and ``runtimeConfig``
+    (:func:`renderer.components.container_toolkit.pool_paths`)."""
     selector_expressions: tuple[dict[str, Any], ...] = ()
     """``node_selector`` as node-affinity ``matchExpressions`` (``In`` one value, sorted by key)."""
 

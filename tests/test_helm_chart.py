@@ -228,6 +228,41 @@ nodePools:
     driver: {driverType: vgpu-host-manager, version: "595.10"}
 gitops: {destination: {name: vgpu-host}}
 """,
+    "k3s-rke2": """\
+# a k3s pool and an RKE2 pool beside plain containerd: each its own toolkit DaemonSet, with the
+# host paths derived from its runtimeConfig (node.toolkitConfigDir, node.toolkitSocketDir, ...)
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+  - name: k3s
+    os: {id: ubuntu, version: "24.04"}
+    kernel: 6.8.0-1015-nvidia
+    runtime: containerd
+    runtimeConfig:
+      config: /var/lib/rancher/k3s/agent/etc/containerd/config.toml
+      socket: /run/k3s/containerd/containerd.sock
+  - name: rke2
+    os: {id: rhel, version: "9.4"}
+    kernel: 5.14.0-427.37.1.el9_4.x86_64
+    runtimeConfig:
+      config: /var/lib/rancher/rke2/agent/etc/containerd/config.toml.tmpl
+      dropInConfig: /var/lib/rancher/rke2/agent/etc/containerd/config.toml.d/99-nvidia.toml
+      socket: /run/k3s/containerd/containerd.sock
+      configSource: file=/var/lib/rancher/rke2/agent/etc/containerd/config.toml
+gitops: {destination: {name: k3s-rke2}}
+""",
+    "k3s-only": """\
+# the only pool changes its runtimeConfig: one toolkit DaemonSet, the k3s paths
+nodePools:
+  - name: k3s
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+    runtimeConfig:
+      config: /var/lib/rancher/k3s/agent/etc/containerd/config.toml
+      socket: /run/k3s/containerd/containerd.sock
+gitops: {destination: {name: k3s-only}}
+""",
 }
 
 
@@ -252,7 +287,8 @@ def test_clusters_of_other_shapes_are_reproduced(helm: str, tmp_path: Path) -> N
     file with which the chart gives exactly their render: a Rocky pool with a repository and a
     CA ConfigMap, GDS and GDRCopy on, another MIG strategy and default with a pool's own profile,
     a created plugin config with a pool's own config and device plugin args, a vGPU host pool, a
-    CRI-O pool beside a containerd one."""
+    CRI-O pool beside a containerd one, a k3s and an RKE2 pool (their own runtimeConfig) beside
+    plain containerd, and a cluster whose only pool sets its own runtimeConfig."""
     chart, p = _fleet_of(tmp_path, SHAPES)
     _reproduced(helm, chart, p, sorted(SHAPES))
 

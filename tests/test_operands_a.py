@@ -312,6 +312,53 @@ def test_toolkit_splits_per_distinct_runtime_setup() -> None:
     assert [d["metadata"]["name"] for d in same] == [container_toolkit.NAME]
 
 
+def test_toolkit_takes_paths_apart_as_the_operator() -> None:
+    """Go's path.Dir / path.Base and filepath.Join("/host", ...) (controllers/object_controls.go):
+    a trailing slash or a dot segment gives the operator's directory and name."""
+    odd = {**UBUNTU, "runtimeConfig": {"config": "/etc/k0s/./containerd.toml/", "socket": "/run//k0s/containerd.sock", "configSource": "command,file=,file=/etc/k0s/../k0s/base.toml"}}
+    p = pod(ds(model(pools=[odd]), "container-toolkit"))
+    e = env(ctr(p, "nvidia-container-toolkit-ctr"))
+    assert e["CONTAINERD_CONFIG"] == "/runtime/config-dir/containerd.toml"
+    assert volumes(p)["containerd-config"]["hostPath"]["path"] == "/etc/k0s/containerd.toml"
+    assert volumes(p)["containerd-socket"]["hostPath"]["path"] == "/run/k0s"
+    assert e["RUNTIME_CONFIG_SOURCE"] == "command,file=/host,file=/host/etc/k0s/base.toml"
+
+
+def test_toolkit_docker_has_no_drop_in_and_crio_no_socket_whatever_is_set() -> None:
+    """As the operator (getRuntimeConfigFiles, getRuntimeSocketFile): Docker gets no drop-in
+    file and the toolkit no CRI-O socket, even when toolkit.env or runtimeConfig names one."""
+    docker = {**UBUNTU, "runtime": "docker", "runtimeConfig": {"dropInConfig": "/etc/docker/daemon.d/nvidia.json"}}
+    crio = {**RHEL, "runtime": "crio", "runtimeConfig": {"socket": "/run/crio/crio.sock"}}
+    m = model({"toolkit": {"env": [{"name": "RUNTIME_DROP_IN_CONFIG", "value": "/etc/x/99-nvidia.toml"}]}}, pools=[docker, crio])
+    for d in find(objects(m), "container-toolkit", "DaemonSet"):
+        p = pod(d)
+        e = env(ctr(p, "nvidia-container-toolkit-ctr"))
+        if e["RUNTIME"] == "docker":
+            assert "RUNTIME_DROP_IN_CONFIG" not in e and "docker-drop-in-config" not in volumes(p)
+        else:
+            assert "RUNTIME_SOCKET" not in e and "crio-socket" not in volumes(p)
+            assert e["RUNTIME_DROP_IN_CONFIG_HOST_PATH"] == "/etc/x/99-nvidia.toml"
+
+
+def test_toolkit_pool_facts_carry_the_derived_host_paths() -> None:
+    """Each pool's chart values carry its runtime setup as the pod takes it (no template can take
+    a directory out of a path), and the toolkit built from those facts is the one built from the
+    pool's runtimeConfig."""
+    from renderer.emit.helm_values import chart_values, model_of
+
+    k3s = {**RHEL, "runtimeConfig": {"config": "/var/lib/rancher/k3s/agent/etc/containerd/config.toml", "socket": "/run/k3s/containerd/containerd.sock"}}
+    m = model(pools=[UBUNTU, k3s])
+    facts = chart_values(m)["driver"]["pools"]
+    assert facts["rhel94"]["node"]["toolkitRuntime"] == "containerd"
+    assert facts["rhel94"]["node"]["toolkitConfigDir"] == "/var/lib/rancher/k3s/agent/etc/containerd"
+    assert facts["rhel94"]["node"]["toolkitSocketDir"] == "/run/k3s/containerd"
+    assert facts["rhel94"]["node"]["toolkitSocketFile"] == "containerd.sock"
+    assert facts["ubuntu2204"]["node"]["toolkitConfigDir"] == "/etc/containerd"
+    again = model_of(chart_values(m), m.cluster)
+    assert all(p.toolkit_paths is not None for p in again.pools)
+    assert find(objects(again), "container-toolkit", "DaemonSet") == find(objects(m), "container-toolkit", "DaemonSet")
+
+
 def test_toolkit_nri_mode() -> None:
     m = model({"cdi": {"nriPluginEnabled": True}})
     p = pod(ds(m, "container-toolkit"))

@@ -81,6 +81,10 @@ def setup_for(model: Model, runtime: str, overrides: dict[str, Any] | None = Non
     paths = {**DEFAULTS[runtime], "configSource": ""}
     paths.update(_user_paths(model))
     paths.update({k: str(v) for k, v in (overrides or {}).items() if k in paths})
+    # as the operator (getRuntimeConfigFiles, getRuntimeSocketFile): Docker takes no drop-in
+    # file and the toolkit talks to no CRI-O socket, whatever the env or runtimeConfig says
+    paths["dropInConfig"] = paths["dropInConfig"] if runtime != "docker" else ""
+    paths["socket"] = paths["socket"] if runtime != "crio" else ""
     return RuntimeSetup(runtime, paths["config"], paths["dropInConfig"], paths["socket"], paths["configSource"])
 
 
@@ -98,45 +102,94 @@ def groups(model: Model) -> list[tuple[RuntimeSetup, list[Pool]]]:
     return list(out.items())
 
 
+def _clean(path: str) -> str:
+    """Go's ``path.Clean`` of an absolute path (Python's ``normpath`` keeps a leading ``//``)."""
+    out = posixpath.normpath(path)
+    return "/" + out.lstrip("/") if out.startswith("//") else out
+
+
 def _host_dir(path: str) -> str:
-    return posixpath.dirname(path.rstrip("/")) or "/"
+    """Go's ``path.Dir``, as the operator takes a runtime file's directory."""
+    return _clean(path[: path.rfind("/") + 1] or ".")
 
 
-def _runtime_env(model: Model, setup: RuntimeSetup) -> tuple[list[tuple[str, str]], list[Obj], list[Obj]]:
-    """Env, mounts and volumes that point the toolkit at the runtime's config and socket."""
-    rt = setup.runtime
+def _base(path: str) -> str:
+    """Go's ``path.Base``, as the operator takes a runtime file's name."""
+    trimmed = path.rstrip("/")
+    return trimmed[trimmed.rfind("/") + 1 :] if trimmed else ("/" if path else ".")
+
+
+def _container_sources(sources: str) -> str:
+    """``RUNTIME_CONFIG_SOURCE`` as the toolkit container reads it: a ``file=`` source is a
+    host path, read under ``/host`` (the operator's ``filepath.Join("/host", ...)``)."""
+    out = []
+    for item in sources.split(","):
+        kind, eq, value = item.partition("=")
+        out.append(f"file={_clean('/host/' + value)}" if kind == "file" and eq else item)
+    return ",".join(out)
+
+
+def facts_of(setup: RuntimeSetup) -> dict[str, str]:
+    """What the toolkit pod takes from a runtime setup (:data:`renderer.model.TOOLKIT_PATHS`):
+    the runtime, the directory and the name of the config file, of the drop-in file and of the
+    socket (empty for none), and the config sources as the container reads them."""
+    config, drop_in, socket = setup.config, setup.drop_in, setup.socket
+    return {
+        "toolkitRuntime": setup.runtime,
+        "toolkitConfigDir": _host_dir(config) if config else "",
+        "toolkitConfigFile": _base(config) if config else "",
+        "toolkitDropIn": drop_in,
+        "toolkitDropInDir": _host_dir(drop_in) if drop_in else "",
+        "toolkitDropInFile": _base(drop_in) if drop_in else "",
+        "toolkitSocketDir": _host_dir(socket) if socket else "",
+        "toolkitSocketFile": _base(socket) if socket else "",
+        "toolkitConfigSource": _container_sources(setup.config_source) if setup.config_source else "",
+    }
+
+
+def pool_paths(model: Model, pool: Pool) -> dict[str, str]:
+    """The pool's runtime setup as the toolkit pod takes it: facts of each pool in the chart
+    values (``node.toolkitRuntime``, ``node.toolkitConfigDir``, ...), resolved at build time
+    because no template takes a directory or a file name out of a path (its ``runtimeConfig``
+    over ``toolkit.env`` over the runtime's defaults)."""
+    return facts_of(pool_setup(model, pool))
+
+
+def _pool_paths(model: Model, pool: Pool) -> dict[str, str]:
+    """The pool's setup facts: from the chart values when they carry them, else :func:`pool_paths`."""
+    return dict(pool.toolkit_paths) if pool.toolkit_paths is not None else pool_paths(model, pool)
+
+
+def _runtime_env(model: Model, facts: dict[str, str]) -> tuple[list[tuple[str, str]], list[Obj], list[Obj]]:
+    """Env, mounts and volumes that point the toolkit at the runtime's config and socket
+    (``facts``: :func:`facts_of`). Which files there are follows the runtime alone (a config
+    file for each, no drop-in for Docker, no socket for CRI-O: :func:`setup_for`)."""
+    rt = facts["toolkitRuntime"]
     pairs: list[tuple[str, str]] = [("RUNTIME", rt)]
     mounts: list[Obj] = []
     volumes: list[Obj] = []
     if rt == "containerd":
         pairs.append(("CONTAINERD_RUNTIME_CLASS", str(model.values["cluster"].get("runtimeClass") or "nvidia")))
-    if setup.config:
-        target = CONFIG_DIR + posixpath.basename(setup.config)
-        pairs += [("RUNTIME_CONFIG", target), (CONFIG_ENV[rt], target)]
-        mounts.append(c.mount(f"{rt}-config", CONFIG_DIR))
-        volumes.append(c.host_path(f"{rt}-config", _host_dir(setup.config), "DirectoryOrCreate"))
-    if setup.drop_in:
+    target = CONFIG_DIR + facts["toolkitConfigFile"]
+    pairs += [("RUNTIME_CONFIG", target), (CONFIG_ENV[rt], target)]
+    mounts.append(c.mount(f"{rt}-config", CONFIG_DIR))
+    volumes.append(c.host_path(f"{rt}-config", facts["toolkitConfigDir"], "DirectoryOrCreate"))
+    if rt != "docker":
         pairs += [
-            ("RUNTIME_DROP_IN_CONFIG", DROP_IN_DIR + posixpath.basename(setup.drop_in)),
-            ("RUNTIME_DROP_IN_CONFIG_HOST_PATH", setup.drop_in),
+            ("RUNTIME_DROP_IN_CONFIG", DROP_IN_DIR + facts["toolkitDropInFile"]),
+            ("RUNTIME_DROP_IN_CONFIG_HOST_PATH", facts["toolkitDropIn"]),
         ]
         mounts.append(c.mount(f"{rt}-drop-in-config", DROP_IN_DIR))
-        volumes.append(c.host_path(f"{rt}-drop-in-config", _host_dir(setup.drop_in), "DirectoryOrCreate"))
-    if setup.config_source:
-        sources = []
-        for item in setup.config_source.split(","):
-            kind, _, value = item.partition("=")
-            sources.append(f"file={posixpath.join('/host', value.lstrip('/'))}" if kind == "file" and value else item)
-        pairs.append(("RUNTIME_CONFIG_SOURCE", ",".join(sources)))
-    if setup.socket:
-        target = SOCKET_DIR + posixpath.basename(setup.socket)
-        pairs.append(("RUNTIME_SOCKET", target))
-        if rt in SOCKET_ENV:
-            pairs.append((SOCKET_ENV[rt], target))
+        volumes.append(c.host_path(f"{rt}-drop-in-config", facts["toolkitDropInDir"], "DirectoryOrCreate"))
+    if facts["toolkitConfigSource"]:
+        pairs.append(("RUNTIME_CONFIG_SOURCE", facts["toolkitConfigSource"]))
+    if rt != "crio":
+        target = SOCKET_DIR + facts["toolkitSocketFile"]
+        pairs += [("RUNTIME_SOCKET", target), (SOCKET_ENV[rt], target)]
         mounts.append(c.mount(f"{rt}-socket", SOCKET_DIR))
-        volumes.append(c.host_path(f"{rt}-socket", _host_dir(setup.socket)))
+        volumes.append(c.host_path(f"{rt}-socket", facts["toolkitSocketDir"]))
     if model.section("cdi").get("nriPluginEnabled"):
-        pairs.append(("NRI_SOCKET", NRI_SOCKET_DIR + posixpath.basename(DEFAULT_NRI_SOCKET)))
+        pairs.append(("NRI_SOCKET", NRI_SOCKET_DIR + _base(DEFAULT_NRI_SOCKET)))
         mounts.append(c.mount("nri-socket", NRI_SOCKET_DIR))
         volumes.append(c.host_path("nri-socket", _host_dir(DEFAULT_NRI_SOCKET), "DirectoryOrCreate"))
     return pairs, mounts, volumes
@@ -148,7 +201,7 @@ RUNTIME_ENV_NAMES = frozenset(
 """User env naming host paths: consumed by :func:`setup_for` and re-emitted as container paths."""
 
 
-def _env(model: Model, setup: RuntimeSetup) -> tuple[list[Obj], list[Obj], list[Obj]]:
+def _env(model: Model, facts: dict[str, str]) -> tuple[list[Obj], list[Obj], list[Obj]]:
     tk = model.section("toolkit")
     cdi = model.section("cdi")
     install_dir = str(tk.get("installDir") or "/usr/local/nvidia")
@@ -167,10 +220,10 @@ def _env(model: Model, setup: RuntimeSetup) -> tuple[list[Obj], list[Obj], list[
         ]
         if cdi.get("nriPluginEnabled"):
             pairs.append(("ENABLE_NRI_PLUGIN", "true"))
-    elif setup.runtime == "crio":
+    elif facts["toolkitRuntime"] == "crio":
         pairs.append(("CRIO_CONFIG_MODE", "hook"))
     user = [e for e in tk.get("env") or [] if e.get("name") not in RUNTIME_ENV_NAMES]
-    runtime_pairs, mounts, volumes = _runtime_env(model, setup)
+    runtime_pairs, mounts, volumes = _runtime_env(model, facts)
     env = c.env_list(*pairs)
     env.append(c.field_env("NRI_NAMESPACE", "metadata.namespace"))
     env = c.env_list(extra=[*env, *user])
@@ -179,17 +232,18 @@ def _env(model: Model, setup: RuntimeSetup) -> tuple[list[Obj], list[Obj], list[
     return env, mounts, volumes
 
 
-def _crio_hooks_dir(model: Model, setup: RuntimeSetup) -> str:
+def _crio_hooks_dir(model: Model, runtime: str) -> str:
     openshift = model.values["cluster"].get("capabilities", {}).get("openshift")
-    if setup.runtime == "crio" and not openshift:
+    if runtime == "crio" and not openshift:
         return "/usr/share/containers/oci/hooks.d"
     return "/run/containers/oci/hooks.d"
 
 
-def pod_spec(model: Model, setup: RuntimeSetup, terms: list[Obj]) -> Obj:
+def pod_spec(model: Model, facts: dict[str, str], terms: list[Obj]) -> Obj:
+    """The toolkit pod of a runtime setup, given as :func:`facts_of` gives it."""
     tk = model.section("toolkit")
     install_dir = str(tk.get("installDir") or "/usr/local/nvidia")
-    env, rt_mounts, rt_volumes = _env(model, setup)
+    env, rt_mounts, rt_volumes = _env(model, facts)
     ctr: Obj = {
         "name": "nvidia-container-toolkit-ctr",
         "image": c.image_ref(tk),
@@ -225,7 +279,7 @@ def pod_spec(model: Model, setup: RuntimeSetup, terms: list[Obj]) -> Obj:
             c.host_path("driver-install-dir", c.driver_install_dir(model), "DirectoryOrCreate"),
             *c.host_root_volumes(model),
             c.host_path("toolkit-install-dir", install_dir),
-            c.host_path("crio-hooks", _crio_hooks_dir(model, setup)),
+            c.host_path("crio-hooks", _crio_hooks_dir(model, facts["toolkitRuntime"])),
             c.host_path("cdi-root", "/var/run/cdi", "DirectoryOrCreate"),
             *rt_volumes,
         ],
@@ -273,17 +327,20 @@ def build(model: Model) -> list[Obj]:
         c.config_map(ENTRYPOINT_CM, model, {"entrypoint.sh": ENTRYPOINT}, lbls=c.labels(NAME)),
     ]
     # each pool says whether the DaemonSet of its runtime setup is its own (facts from the
-    # chart values, else worked out from the pool list): one DaemonSet when all pools agree
-    plan: list[tuple[str, RuntimeSetup, list[Obj]]] = []
+    # chart values, else worked out from the pool list): one DaemonSet when all pools agree;
+    # the runtime and host paths of the setup it leads are its facts too (no template could
+    # take a directory or a file name out of a path)
+    plan: list[tuple[str, dict[str, str], list[Obj]]] = []
     if not model.pools:
-        plan.append((NAME, setup_for(model, c.cluster_runtime(model)), []))
+        plan.append((NAME, facts_of(setup_for(model, c.cluster_runtime(model))), []))
     facts = {p.name: p.toolkit for p in model.pools if p.toolkit is not None}
     if len(facts) != len(model.pools):
         facts = pool_groups(model)
     for pool in model.pools:
         leader, name, own = facts[pool.name]
         if leader:
-            plan.append((name, pool_setup(model, pool), list(own)))
+            plan.append((name, _pool_paths(model, pool), list(own)))
     for name, setup, terms in plan:
-        out.append(c.daemonset(name, model, operand="container-toolkit", pod_spec=pod_spec(model, setup, terms), section=model.section("toolkit")))
+        pod = pod_spec(model, setup, terms)
+        out.append(c.daemonset(name, model, operand="container-toolkit", pod_spec=pod, section=model.section("toolkit")))
     return out

@@ -62,6 +62,20 @@ NODE_SCHEMA: dict[str, Any] = {
             "items": {"type": "object"},
             "description": "Node-selector terms of that DaemonSet when pools differ in runtime setup (one per pool of the setup; it is then named after this pool); empty when all pools agree.",
         },
+        "toolkitRuntime": {"type": "string", "enum": ["containerd", "crio", "docker"], "description": "The runtime the container toolkit configures on the pool's nodes (`runtime`, else `cluster.containerRuntime`)."},
+        **{
+            key: {"type": "string", "description": f"{what} (the pool's `runtimeConfig`, else `toolkit.env`, else the runtime's default)."}
+            for key, what in (
+                ("toolkitConfigDir", "Host directory of the runtime's config file, mounted into the toolkit"),
+                ("toolkitConfigFile", "Name of the runtime's config file"),
+                ("toolkitDropIn", "Host path of the drop-in config file the toolkit writes (empty for Docker)"),
+                ("toolkitDropInDir", "Host directory of that drop-in file, mounted into the toolkit"),
+                ("toolkitDropInFile", "Name of that drop-in file"),
+                ("toolkitSocketDir", "Host directory of the runtime's socket, mounted into the toolkit (empty for CRI-O)"),
+                ("toolkitSocketFile", "Name of the runtime's socket"),
+                ("toolkitConfigSource", "The toolkit's RUNTIME_CONFIG_SOURCE, a `file=` source read under /host (empty: none)"),
+            )
+        },
         "selectorExpressions": {
             "type": "array",
             "items": {"type": "object"},
@@ -90,7 +104,7 @@ def pool_schema(schema: dict[str, Any]) -> dict[str, Any]:
 def chart_values(model: Model) -> dict[str, Any]:
     """The chart values of ``model``: new maps down to ``driver.pools.<pool>``, the rest shared
     with the model (every cluster's values are read, never changed; copy before changing)."""
-    from renderer.components.container_toolkit import pool_groups
+    from renderer.components.container_toolkit import pool_groups, pool_paths
     from renderer.driverimage import pool_facts
 
     values: dict[str, Any] = dict(model.values)
@@ -104,7 +118,8 @@ def chart_values(model: Model) -> dict[str, Any]:
         settings = {**POOL_ONLY, **pool.driver, "driverType": pool.driver_type}
         settings.pop("pools", None)
         leader, name, terms = toolkit[pool.name]
-        settings[NODE] = {**pool_facts(model.values, pool), "toolkitLeader": leader, "toolkitDaemonSet": name, "toolkitTerms": [dict(t) for t in terms]}
+        grouping = {"toolkitLeader": leader, "toolkitDaemonSet": name, "toolkitTerms": [dict(t) for t in terms]}
+        settings[NODE] = {**pool_facts(model.values, pool), **grouping, **pool_paths(model, pool)}
         pools[pool.name] = settings
     driver["pools"] = pools
     return values
