@@ -293,6 +293,22 @@ def test_clusters_of_other_shapes_are_reproduced(helm: str, tmp_path: Path) -> N
     _reproduced(helm, chart, p, sorted(SHAPES))
 
 
+def test_a_fleet_of_two_runtime_setups_keeps_the_toolkit_in_the_range(helm: str, tmp_path: Path) -> None:
+    """A fleet whose pools differ in runtime setup (a CRI-O pool beside containerd) names each
+    toolkit DaemonSet after its pool: still one body in the range, so clusters with other
+    pools of other setups (k3s, RKE2) are reproduced."""
+    fleet = _fleet_values()
+    fleet["nodePools"][1]["runtime"] = "crio"
+    (tmp_path / "values.yaml").write_text(yamlio.dump(fleet))
+    for name in ("crio", "k3s-rke2"):
+        (tmp_path / "overlays" / name).mkdir(parents=True)
+        (tmp_path / "overlays" / name / "values.yaml").write_text(SHAPES[name])
+    inputs = read_inputs(tmp_path / "values.yaml", tmp_path / "overlays")
+    chart = _write(render(inputs), tmp_path / "out") / CHART
+    assert "{{- range $name, $pool := .Values.driver.pools }}" in (chart / "templates" / "container-toolkit.yaml").read_text()
+    _reproduced(helm, chart, plan(inputs), ["crio", "k3s-rke2"])
+
+
 def test_schema_rejects_wrong_type_at_install_time(helm: str, example: Path) -> None:
     proc = subprocess.run(
         [helm, "template", "gpu-stack", str(example), "--set", "driver.enabled=maybe"],

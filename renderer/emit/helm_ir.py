@@ -2373,7 +2373,14 @@ def _pooled(analysis: Analysis, comp: Component, synthetic: dict[str, Any]) -> b
             tree = build_tree(comp, on, analysis.cluster, context=analysis.context.get(comp.name))
     except Exception:  # a builder that refuses the synthetic pool is read the old way
         return False
-    return any(POOL in oid or oid in comp.pool_objects for oid in tree)
+    return any(POOL in oid or _declared(comp, oid) for oid in tree)
+
+
+def _declared(comp: Component, oid: str) -> bool:
+    """Is ``oid`` an object ``comp`` declares per pool (:attr:`Component.pool_objects`), under
+    the name a pool fact gives it: the declared name, or that name with a suffix (the container
+    toolkit's DaemonSet of a fleet whose pools differ in runtime setup is named after its pool)?"""
+    return any(oid == name or oid.startswith(name + "-") for name in comp.pool_objects)
 
 
 def _per_pool(paths: set[Path], names: list[str]) -> set[Path]:
@@ -2436,7 +2443,7 @@ def _ranged(analysis: Analysis, comp: Component, synthetic: dict[str, Any], sche
         return None
     # an object the component declares per pool is one whose name a pool fact gives (a
     # placeholder in the analysis): found by its place among the objects built from real values
-    declared = {bid for bid, rid in zip(reader.base_ids or (), reader.real_ids, strict=True) if rid in comp.pool_objects}
+    declared = {bid for bid, rid in zip(reader.base_ids or (), reader.real_ids, strict=True) if _declared(comp, rid)}
     values = analysis.values
     tpl = Template(fleet.name, gate, {}, pool_key=POOL)
     tpl.pooled = {oid: _in_range(node) for oid, node in body.objects.items() if POOL in oid or oid in declared}
