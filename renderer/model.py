@@ -54,8 +54,8 @@ class Pool:
     toolkit: tuple[bool, str, tuple[dict[str, Any], ...]] | None = None
     """The container toolkit's grouping as facts of this pool (the chart's ``node.toolkitLeader``,
     ``node.toolkitDaemonSet``, ``node.toolkitTerms``): whether the pool's runtime setup gets its
-    DaemonSet from this pool, that DaemonSet's name, and its node-selector terms when pools
-    differ (empty when they agree). None:
+    DaemonSet from this pool, that DaemonSet's name, and its node-selector terms (narrowed to
+    the setup's pools when pools differ, the operand's own when they agree). None:
     computed from the pool list (:func:`renderer.components.container_toolkit.pool_groups`)."""
     toolkit_paths: dict[str, str] | None = None
     """The pool's runtime setup as the container toolkit's pod takes it (the chart's

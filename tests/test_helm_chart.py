@@ -296,17 +296,19 @@ def test_clusters_of_other_shapes_are_reproduced(helm: str, tmp_path: Path) -> N
 def test_a_fleet_of_two_runtime_setups_keeps_the_toolkit_in_the_range(helm: str, tmp_path: Path) -> None:
     """A fleet whose pools differ in runtime setup (a CRI-O pool beside containerd) names each
     toolkit DaemonSet after its pool: still one body in the range, so clusters with other
-    pools of other setups (k3s, RKE2) are reproduced."""
+    pools of other setups (k3s, RKE2) are reproduced, and so are clusters whose pools agree
+    (one unnarrowed DaemonSet: node.toolkitTerms holds the operand's own term then)."""
     fleet = _fleet_values()
     fleet["nodePools"][1]["runtime"] = "crio"
     (tmp_path / "values.yaml").write_text(yamlio.dump(fleet))
-    for name in ("crio", "k3s-rke2"):
+    names = ["crio", "dp-config", "k3s-only", "k3s-rke2"]
+    for name in names:
         (tmp_path / "overlays" / name).mkdir(parents=True)
         (tmp_path / "overlays" / name / "values.yaml").write_text(SHAPES[name])
     inputs = read_inputs(tmp_path / "values.yaml", tmp_path / "overlays")
     chart = _write(render(inputs), tmp_path / "out") / CHART
     assert "{{- range $name, $pool := .Values.driver.pools }}" in (chart / "templates" / "container-toolkit.yaml").read_text()
-    _reproduced(helm, chart, plan(inputs), ["crio", "k3s-rke2"])
+    _reproduced(helm, chart, plan(inputs), names)
 
 
 def test_schema_rejects_wrong_type_at_install_time(helm: str, example: Path) -> None:

@@ -304,18 +304,22 @@ def pool_terms(operand: str, pools: list[Pool]) -> list[Obj]:
 
 def pool_groups(model: Model) -> dict[str, tuple[bool, str, tuple[Obj, ...]]]:
     """Per pool: does the DaemonSet of its runtime setup come from it (the setup's first pool),
-    that DaemonSet's name and its node-selector terms when pools differ (empty when they all
-    agree). Facts of each pool in the chart values (``node.toolkitLeader``,
-    ``node.toolkitDaemonSet``, ``node.toolkitTerms``), so that the chart's range over the pools
-    renders what :func:`build` renders."""
+    that DaemonSet's name and its node-selector terms (narrowed to the setup's pools when pools
+    differ, the operand's own term when they all agree; empty for a pool that leads none).
+    Facts of each pool in the chart values (``node.toolkitLeader``, ``node.toolkitDaemonSet``,
+    ``node.toolkitTerms``), so that the chart's range over the pools renders what :func:`build`
+    renders: the terms are given either way, so that one body serves a fleet whose pools differ
+    and a cluster whose pools agree."""
     split_groups = groups(model)
     split = len(split_groups) > 1
+    own = c.deploy_affinity("container-toolkit")["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     out: dict[str, tuple[bool, str, tuple[Obj, ...]]] = {}
     for _, pools in split_groups:
         for i, pool in enumerate(pools):
             lead = i == 0
             name = (f"{NAME}-{pool.name}" if split else NAME) if lead else ""
-            out[pool.name] = (lead, name, tuple(pool_terms("container-toolkit", pools)) if split and lead else ())
+            terms = tuple(pool_terms("container-toolkit", pools) if split else own) if lead else ()
+            out[pool.name] = (lead, name, terms)
     return out
 
 

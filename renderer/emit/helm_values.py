@@ -60,7 +60,7 @@ NODE_SCHEMA: dict[str, Any] = {
         "toolkitTerms": {
             "type": "array",
             "items": {"type": "object"},
-            "description": "Node-selector terms of that DaemonSet when pools differ in runtime setup (one per pool of the setup; it is then named after this pool); empty when all pools agree.",
+            "description": "Node-selector terms of that DaemonSet: one per pool of the setup when pools differ in runtime setup (it is then named after this pool), the operand's own when all pools agree; empty for a pool that leads none.",
         },
         "toolkitRuntime": {"type": "string", "enum": ["containerd", "crio", "docker"], "description": "The runtime the container toolkit configures on the pool's nodes (`runtime`, else `cluster.containerRuntime`)."},
         **{
