@@ -588,7 +588,8 @@ def test_templates_use_the_idioms_of_hand_written_charts_example() -> None:
     assert '- key: {{ if eq $pool.driverType "vgpu-host-manager" }}nvidia.com/gpu.deploy.vgpu-manager{{ else }}nvidia.com/gpu.deploy.driver{{ end }}' in driver
     # a value or its fallback is `default`; conditions that never hold together are if / else if
     assert "priorityClassName: {{ $pool.priorityClassName | default $.Values.daemonsets.priorityClassName | quote }}" in driver
-    assert driver.count('{{- else if eq $pool.node.subscriptions "suse" }}') == 2
+    # host files a pool's OS decides (subscriptions, /lib/modules) are node facts printed whole
+    assert "{{- with $pool.node.hostVolumes }}{{ toYaml . | nindent 8 }}{{ end }}" in driver
     assert "{{- with and $.Values.gds.enabled $.Values.gds.imagePullSecrets }}{{ toYaml . | nindent 8 }}{{ end }}" in driver
     # the operator validator's plugin-validation init container: one body, its env items behind their own conditions
     validator = files[f"{CHART}/templates/operator-validator.yaml"]
