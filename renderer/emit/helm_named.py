@@ -197,8 +197,13 @@ class Helpers:
             for node in tpl.pooled.values():
                 hoisted = _repeated(node)
                 counts: dict[FP, list[Site]] = {}
+                inside: set[int] = set()  # printed by a named template already (the GDS and GDRCopy sidecars)
                 for site in _sites(node):
-                    if site[0] == "entry" and _has_action(site[2]):
+                    if id(site[2]) in inside:
+                        continue
+                    if _fingerprint(site, self.intern) in self.names:
+                        inside.update(_ids(site[2]))
+                    elif site[0] == "entry" and _has_action(site[2]):
                         counts.setdefault(_fingerprint(site, self.intern), []).append(site)
                 done: set[int] = set()
                 for fp, sites in counts.items():

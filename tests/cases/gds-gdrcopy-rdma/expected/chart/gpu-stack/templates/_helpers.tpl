@@ -327,7 +327,18 @@ initContainers:
     privileged: true
     seLinuxOptions:
       level: s0
-  {{- include "gpu-stack.driver-volumeMounts" (dict "pool" $pool "Values" $.Values) | nindent 2 }}
+  volumeMounts:
+    - name: run-nvidia
+      mountPath: /run/nvidia
+      mountPropagation: HostToContainer
+    - name: var-log
+      mountPath: /var/log
+    - name: dev-log
+      mountPath: /dev/log
+      readOnly: true
+    - name: repo-config
+      mountPath: {{ $pool.node.repoDir | quote }}
+      readOnly: true
   startupProbe:
     exec:
       command:
@@ -446,22 +457,6 @@ labels:
   nvidia.com/precompiled.kernel-version: {{ $pool.node.kernelName | quote }}
   {{- end }}
   {{- with include "gpu-stack.merged" (list $pool.labels $.Values.daemonsets.labels) }}{{ . | nindent 2 }}{{ end }}
-{{- end -}}
-
-{{- define "gpu-stack.driver-volumeMounts" -}}
-{{- $pool := .pool -}}
-volumeMounts:
-  - name: run-nvidia
-    mountPath: /run/nvidia
-    mountPropagation: HostToContainer
-  - name: var-log
-    mountPath: /var/log
-  - name: dev-log
-    mountPath: /dev/log
-    readOnly: true
-  - name: repo-config
-    mountPath: {{ $pool.node.repoDir | quote }}
-    readOnly: true
 {{- end -}}
 
 {{- define "gpu-stack.vgpu-manager-labels" -}}
