@@ -544,6 +544,22 @@ def test_template_size_and_shape(name: str) -> None:
         assert len(docs) == len(set(docs)), f"{comp}: an object body is printed twice"
 
 
+FOR_USERS = {"gpu-stack.chart", "gpu-stack.labels", "gpu-stack.selectorLabels"}
+"""Helpers the chart offers for objects a user adds (renderer/data/chart_helpers.tpl), not used by its own templates."""
+
+
+@pytest.mark.parametrize("name", ["example", *case_names()])
+def test_every_named_template_is_included_twice(name: str) -> None:
+    """A named template is made only for what the chart prints at least twice (a `define` used
+    once would lower a component's figure without making the chart shorter)."""
+    folder = ROOT if name == "example" else CASES / name
+    files = render(read_inputs(folder / "values.yaml", folder / "overlays"))
+    texts = "".join(text for path, text in files.items() if path.startswith(f"{CHART}/templates/"))
+    helpers = files[f"{CHART}/templates/_helpers.tpl"]
+    once = {d: texts.count(f'include "{d}"') for d in re.findall(r'define "([^"]+)"', helpers) if d not in FOR_USERS}
+    assert {d: n for d, n in once.items() if n < 2} == {}
+
+
 def test_conditions_are_minimal_example() -> None:
     files = render(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
     dcgm = files[f"{CHART}/templates/dcgm-exporter.yaml"]
