@@ -139,6 +139,7 @@ def state_of_pod_spec(spec: dict[str, Any]) -> dict[str, Any]:
             mounts = [
                 {"Name": m["name"], "MountPath": m["mountPath"], "SubPath": m.get("subPath", ""), "ReadOnly": bool(m.get("readOnly"))}
                 for m in ctr.get("volumeMounts") or []
+                if "name" in m  # (as in _env: the placeholder of a pool's host-file list)
             ]
             state["AdditionalVolumeMounts"] = sorted(mounts, key=lambda m: (m["Name"], m["MountPath"]))
         elif name == "nvidia-peermem-ctr":
@@ -155,7 +156,7 @@ def state_of_pod_spec(spec: dict[str, Any]) -> dict[str, Any]:
         elif name == "openshift-driver-toolkit-ctr":
             state["DTKImage"] = ctr.get("image", "")
             state["DTKEnabled"] = True
-    volumes = [_volume(vol) for vol in spec.get("volumes") or []]
+    volumes = [_volume(vol) for vol in spec.get("volumes") or [] if "name" in vol]
     state["AdditionalVolumes"] = sorted(volumes, key=lambda v: v["Name"])
     for record in volumes:
         if record["Name"] == "host-root" and "HostPath" in record:

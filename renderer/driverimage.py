@@ -297,6 +297,33 @@ def subscriptions(values: dict[str, Any], family: str, runtime: str, precompiled
     return family
 
 
+SUBSCRIPTIONS: dict[str, list[tuple[str, str, str, str]]] = {
+    "rhel": [
+        ("subscription-entitlement", "/etc/pki/entitlement", "/run/secrets/etc-pki-entitlement", "Directory"),
+        ("subscription-redhat-repo", "/etc/yum.repos.d/redhat.repo", "/run/secrets/redhat.repo", "File"),
+        ("subscription-rhsm", "/etc/rhsm", "/run/secrets/rhsm", "Directory"),
+    ],
+    "suse": [
+        ("subscription-zypp-credentials", "/etc/zypp/credentials.d", "/etc/zypp/credentials.d", "Directory"),
+        ("subscription-suseconnect", "/etc/SUSEConnect", "/etc/SUSEConnect", "FileOrCreate"),
+    ],
+}
+"""Host subscription files the driver build needs to reach the distribution's packages:
+(volume, host path, container path, hostPath type)."""
+
+
+def host_files(subscription: str, host_modules: bool) -> tuple[tuple[dict[str, Any], ...], tuple[dict[str, Any], ...]]:
+    """The driver container's mounts and volumes of host files for the pool's OS: the
+    subscription files of ``subscription`` (:func:`subscriptions`), and ``/lib/modules`` for a
+    precompiled driver on SUSE (``host_modules``; never both, as upstream)."""
+    entries = [*SUBSCRIPTIONS.get(subscription, [])]
+    if host_modules:
+        entries.append(("lib-modules", "/lib/modules", "/run/host/lib/modules", "Directory"))
+    mounts = tuple({"name": name, "mountPath": ctr, "readOnly": True} for name, _, ctr, _ in entries)
+    volumes = tuple({"name": name, "hostPath": {"path": host, "type": kind}} for name, host, _, kind in entries)
+    return mounts, volumes
+
+
 def resolve_pool(values: dict[str, Any], pool: dict[str, Any]) -> Pool:
     """Resolve one ``nodePools`` entry; ``values`` must already carry the defaults."""
     release = str(values["cluster"].get("operatorRelease") or NEWEST)
@@ -321,8 +348,8 @@ def pool_facts(values: dict[str, Any], pool: Pool) -> dict[str, Any]:
         "kernel": pool.kernel,
         "kernelName": pool.kernel_name,
         "runtime": str(pool.values.get("runtime") or ""),
-        "subscriptions": pool.subscriptions,
-        "hostModules": pool.host_modules,
+        "hostMounts": [dict(m) for m in pool.host_mounts],
+        "hostVolumes": [dict(v) for v in pool.host_volumes],
         "repoDir": pool.repo_dir,
         "certDir": pool.cert_dir,
         "selectorExpressions": [dict(e) for e in pool.selector_expressions],
@@ -344,8 +371,8 @@ def pool_from_facts(values: dict[str, Any], pool: dict[str, Any], facts: dict[st
         made = replace(made, image=vgpu)
     return replace(
         made,
-        subscriptions=str(facts.get("subscriptions") or ""),
-        host_modules=bool(facts.get("hostModules")),
+        host_mounts=tuple(facts["hostMounts"]) if isinstance(facts.get("hostMounts"), list) else (),
+        host_volumes=tuple(facts["hostVolumes"]) if isinstance(facts.get("hostVolumes"), list) else (),
         repo_dir=str(facts.get("repoDir") or ""),
         cert_dir=str(facts.get("certDir") or ""),
         selector_expressions=tuple(facts["selectorExpressions"]) if isinstance(facts.get("selectorExpressions"), list) else made.selector_expressions,
@@ -380,6 +407,7 @@ def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels:
         "vgpuManager": suffixed_image(vgpu, tag),
     }
     runtime = str(pool.get("runtime") or values["cluster"].get("containerRuntime", "containerd"))
+    mounts, volumes = host_files(subscriptions(values, family, runtime, precompiled, driver), precompiled and family == "suse")
     return Pool(
         name=name,
         os_id=str(os_info.get("id", "ubuntu")),
@@ -397,8 +425,8 @@ def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels:
         values=dict(pool),
         os_family=family,
         kernel_name=kernel_name,
-        subscriptions=subscriptions(values, family, runtime, precompiled, driver),
-        host_modules=precompiled and family == "suse",
+        host_mounts=mounts,
+        host_volumes=volumes,
         repo_dir="" if precompiled else REPO_DIRS.get(family, ""),
         cert_dir="" if precompiled else CERT_DIRS.get(family, ""),
         selector_expressions=selector_expressions(selector),

@@ -38,11 +38,12 @@ class Pool:
     """How the OS keeps packages and certificates (:data:`renderer.driverimage.OS_FAMILIES`)."""
     kernel_name: str = ""
     """The kernel as a name part (:func:`renderer.driverimage.sanitize_kernel`)."""
-    subscriptions: str = ""
-    """Which host subscription files the driver build mounts: ``rhel``, ``suse`` or none
-    (:func:`renderer.driverimage.subscriptions`)."""
-    host_modules: bool = False
-    """A precompiled driver on SUSE: the host's ``/lib/modules`` is mounted."""
+    host_mounts: tuple[dict[str, Any], ...] = ()
+    """Host files the driver container mounts for the pool's OS (after its other mounts): the
+    RHEL/SLES subscription files (:func:`renderer.driverimage.subscriptions`) or, for a
+    precompiled driver on SUSE, ``/lib/modules`` (:func:`renderer.driverimage.host_files`)."""
+    host_volumes: tuple[dict[str, Any], ...] = ()
+    """The hostPath volumes of :attr:`host_mounts`."""
     repo_dir: str = ""
     """Where a repository ConfigMap is mounted (the OS family's directory); empty for none
     (precompiled drivers, an OS without one)."""

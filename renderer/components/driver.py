@@ -34,22 +34,6 @@ DAEMONS_STATUS_FILE = f"{c.VALIDATIONS_DIR}/.driver-daemons-status"
 VGPU_HOST = "vgpu-host-manager"
 DIGEST_ENV = "DRIVER_CONFIG_DIGEST"
 
-# Where each OS family (renderer.driverimage.OS_FAMILIES) keeps package repositories and trusted
-# CA certificates (the operator's maps by OS ID, extended to the RHEL rebuilds and SUSE that the
-# OS-tag rule also knows).
-# Host subscription files the driver build needs to reach the distribution's packages.
-SUBSCRIPTIONS: dict[str, list[tuple[str, str, str, str]]] = {
-    "rhel": [
-        ("subscription-entitlement", "/etc/pki/entitlement", "/run/secrets/etc-pki-entitlement", "Directory"),
-        ("subscription-redhat-repo", "/etc/yum.repos.d/redhat.repo", "/run/secrets/redhat.repo", "File"),
-        ("subscription-rhsm", "/etc/rhsm", "/run/secrets/rhsm", "Directory"),
-    ],
-    "suse": [
-        ("subscription-zypp-credentials", "/etc/zypp/credentials.d", "/etc/zypp/credentials.d", "Directory"),
-        ("subscription-suseconnect", "/etc/SUSEConnect", "/etc/SUSEConnect", "FileOrCreate"),
-    ],
-}
-
 STARTUP_PROBE_TEMPLATE = """#!/bin/sh
 # Driver container startup probe (gpu-render). Succeeds once the kernel module is loaded,
 # @DAEMONS@and nvidia-smi answers; then publishes .driver-ctr-ready with the
@@ -247,15 +231,6 @@ def _config_mounts(pool: Pool, driver: dict[str, Any]) -> tuple[list[Obj], list[
     return [*mounts, *kmod_mounts, *repo_mounts], [*volumes, *kmod_volumes, *repo_volumes]
 
 
-def _subscription_mounts(pool: Pool) -> tuple[list[Obj], list[Obj]]:
-    """RHEL/SLES entitlement files from the host, where the pool resolved them
-    (:func:`renderer.driverimage.subscriptions`)."""
-    entries = SUBSCRIPTIONS.get(pool.subscriptions, [])
-    mounts = [c.mount(name, ctr_path, read_only=True) for name, _, ctr_path, _ in entries]
-    volumes = [c.host_path(name, host, kind) for name, host, _, kind in entries]
-    return mounts, volumes
-
-
 def _sys_devices(model: Model) -> tuple[Obj, Obj]:
     """v26.7 mounts all of ``/sys/devices/system`` (a Directory); earlier releases only the
     memory auto-online switch."""
@@ -290,8 +265,6 @@ def _driver_container(model: Model, pool: Pool) -> Obj:
         c.mount("nv-firmware", "/lib/firmware"),
         {"name": "driver-startup-probe-script", "mountPath": PROBE_PATH, "subPath": "startup-probe.sh"},
     ]
-    if pool.host_modules:
-        mounts.append(c.mount("lib-modules", "/run/host/lib/modules", read_only=True))
     ctr: Obj = {
         "name": "nvidia-driver-ctr",
         "image": pool.image,
@@ -440,8 +413,6 @@ def _volumes(model: Model, pool: Pool) -> list[Obj]:
         c.host_path("nv-firmware", f"{c.driver_install_dir(model)}/lib/firmware", "DirectoryOrCreate"),
         {"name": "driver-startup-probe-script", "configMap": {"name": PROBE_CM, "defaultMode": 0o755}},
     ]
-    if pool.host_modules:
-        vols.append(c.host_path("lib-modules", "/lib/modules", "Directory"))
     return vols
 
 
@@ -450,9 +421,8 @@ def pod_spec(model: Model, pool: Pool) -> Obj:
     containers = [driver_ctr]
     volumes = _volumes(model, pool)
     cfg_mounts, cfg_volumes = _config_mounts(pool, pool.driver)
-    sub_mounts, sub_volumes = _subscription_mounts(pool)
-    driver_ctr["volumeMounts"] += cfg_mounts + sub_mounts
-    volumes += cfg_volumes + sub_volumes
+    driver_ctr["volumeMounts"] += [*cfg_mounts, *pool.host_mounts]
+    volumes += [*cfg_volumes, *pool.host_volumes]
     if _sub(pool.driver, "rdma").get("enabled") and pool.driver_type != VGPU_HOST:
         containers.append(_peermem_sidecar(pool))
     if extra_enabled(model, pool, "gds"):

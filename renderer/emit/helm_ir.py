@@ -190,6 +190,9 @@ class Template:
     pool_derived: list[tuple[str, str, TPath]] = field(default_factory=list)
     """(generated key with ``pool_key`` for the pool's name, pooled object key, path) of every
     computed value of the pooled objects."""
+    booleans: frozenset[Path] = frozenset()
+    """The boolean knobs among those that make variants: a condition of these (and comparisons)
+    is itself a boolean, so a ``"true"`` / ``"false"`` it chooses prints as ``{{ cond | quote }}``."""
 
 
 # --- knobs ---------------------------------------------------------------------------
@@ -1240,7 +1243,8 @@ class Analysis:
         converted = {name: _convert(node, sent) for name, node in objects.items()}
         # a knob one of whose values could not be built with placeholders has no variant for
         # that value: `--set` of it would not reach the template, so it is build-time, said so
-        return Template(comp.name, tuple(gate), converted, fixed | self.unbuilt, {k.path for k in good} | set(touched))
+        booleans = frozenset(p for p in touched if p in knob_of and knob_of[p].kind == "bool")
+        return Template(comp.name, tuple(gate), converted, fixed | self.unbuilt, {k.path for k in good} | set(touched), booleans=booleans)
 
     def _pair_siblings(
         self,
@@ -2445,7 +2449,7 @@ def _ranged(analysis: Analysis, comp: Component, synthetic: dict[str, Any], sche
     # placeholder in the analysis): found by its place among the objects built from real values
     declared = {bid for bid, rid in zip(reader.base_ids or (), reader.real_ids, strict=True) if _declared(comp, rid)}
     values = analysis.values
-    tpl = Template(fleet.name, gate, {}, pool_key=POOL)
+    tpl = Template(fleet.name, gate, {}, pool_key=POOL, booleans=fleet.booleans | body.booleans)
     tpl.pooled = {oid: _in_range(node) for oid, node in body.objects.items() if POOL in oid or oid in declared}
     tpl.pool_derived = [d for d in body.derived if POOL in d[1] or d[1] in declared]
     if not tpl.pooled or len({d[0] for d in tpl.pool_derived}) != len(tpl.pool_derived):

@@ -29,7 +29,9 @@ from renderer.emit.helm_ir import (
 )
 from renderer.emit.helm_text import (
     _SCOPE,
+    _VARS,
     APP_LABELS,
+    BOOLEANS,
     IDENT,
     PARAM_ROOT,
     WIDTH,
@@ -37,6 +39,7 @@ from renderer.emit.helm_text import (
     Param,
     _camel,
     _context,
+    _repeated,
     emit_entries,
     emit_item,
     values_expr,
@@ -127,6 +130,8 @@ class Helpers:
 
     def __init__(self, chart: str, templates: list[Template]) -> None:
         self.chart = chart
+        self.booleans: frozenset[Path] = frozenset().union(*(tpl.booleans for tpl in templates))
+        """The boolean knobs of all the templates (for :func:`helm_text.template_text`)."""
         self.names: dict[FP, str] = {}
         self.sites: dict[FP, Site] = {}
         self.defines: set[FP] = set()
@@ -174,8 +179,58 @@ class Helpers:
         self.pooled: dict[FP, str] = {}
         """Of a named template printed from the range over the pools: the synthetic pool's key
         (its body reads ``$pool``, passed as ``pool``)."""
+        self.carried: dict[FP, list[tuple[str, Variant | None]]] = {}
+        """Of a named template printed from the range: the object's variables (``$metadataName``;
+        ``$name``, the pool's name, with no variant) its body reads, passed by name."""
         self._parameterised(templates, set(chosen), taken)
         self._sectioned(templates, taken)
+        self._pool_repeats(templates, taken)
+
+    def _pool_repeats(self, templates: list[Template], taken: set[str]) -> None:
+        """A map entry printed twice or more in one pooled object (the driver DaemonSet's labels,
+        in its metadata and in its pod template, as charts print their ``labels`` helper twice)
+        becomes a named template of that component, passed the pool and the object's variables
+        it reads: ``include "<chart>.driver-labels" (dict "metadataName" $metadataName "pool"
+        $pool "Values" $.Values)``, and ``"name" $name`` when it reads the pool's name. Outermost
+        first, and only where the chart gets shorter for it (counting the ``define``)."""
+        for tpl in templates:
+            for node in tpl.pooled.values():
+                hoisted = _repeated(node)
+                counts: dict[FP, list[Site]] = {}
+                inside: set[int] = set()  # printed by a named template already (the GDS and GDRCopy sidecars)
+                for site in _sites(node):
+                    if id(site[2]) in inside:
+                        continue
+                    if _fingerprint(site, self.intern) in self.names:
+                        inside.update(_ids(site[2]))
+                    elif site[0] == "entry" and _has_action(site[2]):
+                        counts.setdefault(_fingerprint(site, self.intern), []).append(site)
+                done: set[int] = set()
+                for fp, sites in counts.items():
+                    site = sites[0]
+                    if len(sites) < 2 or fp in self.names or id(site[2]) in done or Helpers._lines(site) < HELPER_LINES:
+                        continue
+                    text = repr(site[2])
+                    carried: list[tuple[str, Variant | None]] = [(var, variant) for var, variant in hoisted if repr(variant) in text]
+                    for _, variant in carried:
+                        text = text.replace(repr(variant), "")
+                    if repr(NAME_KEY)[1:-1] in text:  # (as repr writes it) the pool's name, `$name`
+                        carried.append(("name", None))
+                    lines = Helpers._lines(site)
+                    if len(sites) * lines <= len(sites) + lines + 4 + len(carried):
+                        continue  # no shorter: the includes, `define`, `end`, a blank and a line per parameter
+                    base = re.sub(r"[^A-Za-z0-9]+", "-", f"{tpl.name}-{site[1]}").strip("-")
+                    name, k = base, 1
+                    while name in taken:
+                        k += 1
+                        name = f"{base}-{k}"
+                    taken.add(name)
+                    self.names[fp] = f"{self.chart}.{name}"
+                    self.sites[fp] = site
+                    self.pooled[fp] = tpl.pool_key
+                    self.carried[fp] = carried
+                    for one in sites:
+                        done.update(_ids(one[2]))
 
     def _sectioned(self, templates: list[Template], taken: set[str]) -> None:
         """List items of one pool body alike but for the values section they read and up to
@@ -290,6 +345,9 @@ class Helpers:
             return None
         fp = _fingerprint(site, self.intern)
         args = self.args.get(fp)
+        if fp in self.carried:
+            pairs = [f'"{var}" ${var}' for var, _ in self.carried[fp]] + ['"pool" $pool', '"Values" $.Values']
+            return f'include "{name}" (dict ' + " ".join(pairs) + ")"
         if args is None:
             return f'include "{name}" {_context()}'
         pairs = [f"{json.dumps(p)} {json.dumps(v)}" for p, v in args]
@@ -321,15 +379,22 @@ class Helpers:
         use = helpers or self
         saved, use.defining = use.defining, fp
         pool = self.pooled.get(fp)
+        carried = self.carried.get(fp, [])
         if pool:  # printed as in the range: `$pool` from the parameter, `$.Values` from "Values"
             _SCOPE.append(pool)
+        saved_vars = dict(_VARS)
+        _VARS.clear()
+        _VARS.update({repr(variant): var for var, variant in carried if variant is not None})
         try:
             text = self.print_site(self.sites[fp], use)
         finally:
             use.defining = saved
+            _VARS.clear()
+            _VARS.update(saved_vars)
             if pool:
                 _SCOPE.pop()
-        return "{{- $pool := .pool -}}\n" + text if pool else text
+        head = "".join(f"{{{{- ${var} := .{var} -}}}}\n" for var, _ in carried)
+        return "{{- $pool := .pool -}}\n" + head + text if pool else text
 
     @staticmethod
     def _lines(site: Site) -> int:
@@ -347,6 +412,8 @@ class Helpers:
 
     def text(self) -> str:
         """The ``define`` blocks, in the order of first use."""
+        BOOLEANS.clear()
+        BOOLEANS.update(self.booleans)
         out = []
         for fp, name in self.names.items():
             if fp in self.args and fp not in self.defines:

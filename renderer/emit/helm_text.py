@@ -683,11 +683,35 @@ def _inline(node: Variant, head: str) -> str | None:
     texts = [_inline_scalar(case) for _, case in node.cases]
     if texts[0] is None or texts[1] is None:
         return None
+    if {texts[0], texts[1]} == {"'false'", "'true'"} and (expr := _flag_expr(cond, texts[0] == "'true'")) is not None:
+        line = f"{head}{{{{ {expr} | quote }}}}"  # the condition is the value (as a bool knob's Ref is)
+        if len(line) > WIDTH and texts[0] == "'true'" and len(cond) > 1:  # one operand of `or` a line, as `wrapped` breaks an `if`
+            pad = "\n" + " " * (len(head) - len(head.lstrip()) + 4)
+            line = f"{head}{{{{ or" + "".join(pad + _arg(cond_expr((conj,))) for conj in cond) + " | quote }}"
+        if all(len(one) <= WIDTH for one in line.split("\n")):
+            return line
     atom = cond[0][0] if len(cond) == 1 and len(cond[0]) == 1 else None
     if atom is not None and (atom.op == "ne" or (atom.op == "is" and not atom.value)) and (neg := _neg(cond)):
         cond, texts = neg, texts[::-1]  # `if x` rather than `if not x`
     line = f"{head}{{{{ if {cond_expr(cond)} }}}}{texts[0]}{{{{ else }}}}{texts[1]}{{{{ end }}}}"
     return line if len(line.lstrip()) <= INLINE and len(line) <= WIDTH and "{{ if true }}" not in line else None
+
+
+BOOLEANS: set[Path] = set()
+"""Paths of the boolean knobs of what is being printed (:attr:`Template.booleans` of the
+template, or of every template when the chart's helpers print too: :attr:`Helpers.booleans`)."""
+
+
+def _flag_expr(cond: Cond, holds: bool) -> str | None:
+    """``cond`` (``holds``) or its negation as an expression whose value is a boolean, or None:
+    ``and`` / ``or`` give one of their operands, so each must be a boolean (a boolean knob, a
+    comparison, a ``not``); ``not`` is one whatever it is given."""
+    if not holds:  # (`not (...)`, or one atom turned around: `not x` to `x` only for a boolean x)
+        one = cond[0][0] if len(cond) == 1 and len(cond[0]) == 1 else None
+        return None if one is not None and one.op == "is" and not one.value and one.path not in BOOLEANS else _negated(cond)
+    if all(a.op != "is" or not a.value or a.path in BOOLEANS for conj in cond for a in conj):
+        return cond_expr(cond)
+    return None
 
 
 def _negated(cond: Cond) -> str:
@@ -970,6 +994,8 @@ def _camel(text: str) -> str:
 
 
 def template_text(tpl: Template, header: str, helpers: Helpers | None = None) -> str:
+    BOOLEANS.clear()
+    BOOLEANS.update(helpers.booleans if helpers is not None else tpl.booleans)
     out = Out(helpers)
     out.parts.append(header)
     gated = bool(tpl.gate) and tpl.gate != ((),)
@@ -1016,10 +1042,68 @@ class _Objects(list[Any]):
     """Several objects printed in one variant case."""
 
 
+def _literal(node: Any) -> bool:
+    """Plain YAML data, nothing taken from the values."""
+    if isinstance(node, dict):
+        return all(isinstance(k, str) and _literal(v) for k, v in node.items())
+    if isinstance(node, list):
+        return all(_literal(v) for v in node)
+    return isinstance(node, _SCALARS)
+
+
+_ITEM = "\x00item"
+
+
+def _as_item(node: Any, name: str) -> Any:
+    """``node`` with each string that is ``name`` replaced by the range's item (:data:`_ITEM`)."""
+    if isinstance(node, dict):
+        return {k: _as_item(v, name) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_as_item(v, name) for v in node]
+    return _ITEM if node == name else node
+
+
+def _item_param(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _item_param(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_item_param(v) for v in node]
+    return Param("") if node == _ITEM else node
+
+
+def _name_of(node: Any) -> str | None:
+    meta = node.get("metadata") if isinstance(node, dict) else None
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return name if isinstance(name, str) and _plain(name) and _literal(node) else None
+
+
+def _alike_runs(nodes: list[Any]) -> list[Any]:
+    """Neighbouring literal objects that differ only in their name (where it stands: the
+    RuntimeClasses' ``handler``) as one ``(names, body)`` for a ``range`` over the names."""
+    out: list[Any] = []
+    for node in nodes:
+        name = _name_of(node)
+        body = _as_item(node, name) if name is not None else None
+        last = out[-1] if out else None
+        if body is not None and isinstance(last, tuple) and last[1] == body:
+            last[0].append(name)
+        elif body is not None:
+            out.append(([name], body, node))
+        else:
+            out.append(node)
+    return [(one[0], _item_param(one[1])) if isinstance(one, tuple) and len(one[0]) > 1 else one[2] if isinstance(one, tuple) else one for one in out]
+
+
 def _object(out: Out, node: Any) -> None:
     if isinstance(node, _Objects):
-        for one in node:
-            _object(out, one)
+        for one in _alike_runs(list(node)):
+            if isinstance(one, tuple):  # one body, `{{ . }}` for the name
+                names, body = one
+                out.ctl("range list " + " ".join(json.dumps(n) for n in names))
+                _object(out, body)
+                out.ctl("end")
+            else:
+                _object(out, one)
         return
     if isinstance(node, Variant):
         _variant(out, node, lambda case: _object(out, case))

@@ -46,12 +46,12 @@ NODE_SCHEMA: dict[str, Any] = {
         "kernel": {"type": "string", "description": "Kernel release of the pool's nodes (precompiled image tag and node selector)."},
         "kernelName": {"type": "string", "description": "The kernel as a name part (precompiled DaemonSet name and label)."},
         "runtime": {"type": "string", "enum": ["", "containerd", "crio", "docker"], "description": "Container runtime of the pool's nodes (empty: `cluster.containerRuntime`)."},
-        "subscriptions": {
-            "type": "string",
-            "enum": ["", "rhel", "suse"],
-            "description": "Host subscription files the driver build mounts (none on OpenShift, for precompiled drivers, for RHEL with CRI-O or a repo config).",
+        "hostMounts": {
+            "type": "array",
+            "items": {"type": "object"},
+            "description": "Host files the driver container mounts for the pool's OS: the RHEL/SLES subscription files (none on OpenShift, for precompiled drivers, for RHEL with CRI-O or a repo config), the host's /lib/modules for a precompiled driver on SUSE.",
         },
-        "hostModules": {"type": "boolean", "description": "Mount the host's /lib/modules (a precompiled driver on SUSE)."},
+        "hostVolumes": {"type": "array", "items": {"type": "object"}, "description": "The hostPath volumes of `hostMounts`."},
         "repoDir": {"type": "string", "description": "Where the pool's repository ConfigMap is mounted (the OS family's directory); empty for none (precompiled, an OS without one)."},
         "certDir": {"type": "string", "description": "Where the pool's CA certificate ConfigMap is mounted; empty for none."},
         "vgpuImage": {"type": "string", "description": "The vGPU manager image of a vgpu-host-manager pool that names its own (repository, image or version in its driver settings); empty for `vgpuManager`'s."},

@@ -353,3 +353,33 @@ initContainers:
   {{- end }}
   {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
 {{- end -}}
+
+{{- define "gpu-stack.driver-labels" -}}
+{{- $pool := .pool -}}
+{{- $metadataName := .metadataName -}}
+labels:
+  app: {{ $metadataName | quote }}
+  app.kubernetes.io/name: {{ $metadataName | quote }}
+  app.kubernetes.io/part-of: gpu-stack
+  app.kubernetes.io/component: {{ if eq $pool.driverType "vgpu-host-manager" }}nvidia-vgpu-host-manager{{ else }}nvidia-driver{{ end }}
+  app.kubernetes.io/managed-by: gpu-render
+  nvidia.com/node.os-version: {{ $pool.node.osTag | quote }}
+  nvidia.com/precompiled: {{ $pool.usePrecompiled | quote }}
+  {{- if $pool.usePrecompiled }}
+  nvidia.com/precompiled.kernel-version: {{ $pool.node.kernelName | quote }}
+  {{- end }}
+  {{- with include "gpu-stack.merged" (list $pool.labels $.Values.daemonsets.labels) }}{{ . | nindent 2 }}{{ end }}
+{{- end -}}
+
+{{- define "gpu-stack.vgpu-manager-labels" -}}
+{{- $pool := .pool -}}
+{{- $name := .name -}}
+labels:
+  app: "nvidia-vgpu-manager-daemonset-{{ $name }}"
+  app.kubernetes.io/name: "nvidia-vgpu-manager-daemonset-{{ $name }}"
+  app.kubernetes.io/part-of: gpu-stack
+  app.kubernetes.io/component: nvidia-vgpu-host-manager
+  app.kubernetes.io/managed-by: gpu-render
+  nvidia.com/node.os-version: {{ $pool.node.osTag | quote }}
+  {{- with $.Values.daemonsets.labels }}{{ toYaml . | nindent 2 }}{{ end }}
+{{- end -}}
