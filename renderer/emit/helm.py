@@ -216,7 +216,9 @@ def cluster_values(chart: Chart, name: str, model: Model, objs: dict[str, list[O
     else (None, the first objects that differ)."""
     values = chart_values(model)
     static = static_objects(model, objs)
-    generated = generated_for(chart.templates, static, values)
+    # a computed value of an object the cluster does not render keeps the fleet's (its template
+    # is off): the values file says only what the cluster's render decides
+    generated = dict(sorted(({**(chart.values.get("generated") or {}), **generated_for(chart.templates, static, values)}).items()))
     if generated:
         values["generated"] = generated
     want = normalise(static)
