@@ -66,6 +66,7 @@ INT_BASE = -98765_000000
 that parses the knob still builds, and the number in the objects maps back to the knob. It is
 negative so a knob the builder compares (``> 0``) takes another branch and fails the put-back
 check: it stays fixed at build time."""
+BLOCK_SID = re.compile(r"zzgrb\d{5}x")
 SENTINEL = re.compile(r"zzgr[sb]\d{5}x|-98765\d{6}(?!\d)")
 HASHLIKE = re.compile(r"[0-9a-f]{8,}|[0-9]{6,}")
 Elem = str | tuple[str, str]
@@ -297,8 +298,15 @@ def _mentions_sentinel(node: Any) -> bool:
     return (isinstance(node, str) and _has_sid(node)) or _int_sid(node)
 
 
+def _block_text(text: str) -> bool:
+    """Is ``text`` made from a block placeholder: its ``str()`` (``"{'zzgrb00012x': ..."``), or
+    its key joined into other text (``"zzgrb00012x=true"``)? A string that is the sentinel
+    alone is the placeholder's own key or value, where the block itself stands."""
+    return "zzgrb" in text and BLOCK_SID.fullmatch(text) is None
+
+
 def _text_of_block(node: Any) -> bool:
-    """Does a string in ``node`` hold a block placeholder's text (``"{'zzgrb00012x': ..."``)?
+    """Does a string in ``node`` hold a block placeholder's text (:func:`_block_text`)?
 
     Asked of every build: one loop over the tree (no recursion, no generator per node)."""
     stack = [node]
@@ -307,7 +315,7 @@ def _text_of_block(node: Any) -> bool:
         item = pop()
         kind = type(item)
         if kind is str:
-            if "'zzgrb" in item:
+            if "zzgrb" in item and _block_text(item):
                 return True
         elif kind is dict:
             push_all(item.values())
@@ -317,7 +325,7 @@ def _text_of_block(node: Any) -> bool:
             push_all(item.values())
         elif isinstance(item, list):
             push_all(item)
-        elif isinstance(item, str) and "'zzgrb" in item:
+        elif isinstance(item, str) and _block_text(item):
             return True
     return False
 
@@ -341,7 +349,7 @@ def _text_of_block_beside(node: Any, like: Any) -> bool:
         if val is was:
             continue
         if type(val) is str:
-            if "'zzgrb" in val:
+            if "zzgrb" in val and _block_text(val):
                 return True
         elif val != was and _text_of_block_beside(val, was):
             return True
@@ -349,7 +357,7 @@ def _text_of_block_beside(node: Any, like: Any) -> bool:
 
 
 def _block_texts(node: Any) -> set[str]:
-    """The block placeholders whose text (``"{'zzgrb00012x': ..."``) a string in ``node`` holds."""
+    """The block placeholders whose text (:func:`_block_text`) a string in ``node`` holds."""
     found: set[str] = set()
     stack = [node]
     while stack:
@@ -358,8 +366,8 @@ def _block_texts(node: Any) -> set[str]:
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-        elif isinstance(item, str) and "'zzgrb" in item:
-            found.update(re.findall(r"'(zzgrb\d{5}x)'", item))
+        elif isinstance(item, str) and _block_text(item):
+            found.update(re.findall(r"zzgrb\d{5}x", item))
     return found
 
 
