@@ -342,7 +342,7 @@ def _check_node(node: Any) -> None:
     elif isinstance(node, helm_ir.Interp):
         ok = type(node.parts) is tuple and all(type(p) in (str, helm_ir.Ref) for p in node.parts)
     elif isinstance(node, helm_ir.Derived):
-        ok = type(node.key) is str
+        ok = type(node.key) is str and type(node.block) is bool
     elif isinstance(node, helm_ir.MergeBlock):
         ok = type(node.paths) is tuple and all(_is_path(p) for p in node.paths)
     elif isinstance(node, helm_ir.Atom):
@@ -359,7 +359,7 @@ def _check_node(node: Any) -> None:
             and type(node.derived) is list
             and all(type(d) is tuple and len(d) == 3 and type(d[0]) is str and type(d[1]) is str and type(d[2]) is tuple for d in node.derived)
             and type(node.generated) is dict
-            and all(type(k) is str and type(v) is str for k, v in node.generated.items())
+            and all(type(k) is str and type(v) in (str, list) for k, v in node.generated.items())
             and type(node.pooled) is dict
             and all(type(k) is str for k in node.pooled)
             and type(node.pool_key) is str

@@ -97,6 +97,12 @@ class Model:
         """The pools whose GPUs the NVIDIA DRA driver allocates (``resourceAllocation: dra``)."""
         return tuple(p for p in self.pools if p.resource_allocation == "dra")
 
+    @property
+    def dra(self) -> bool:
+        """The DRA stack runs: some pool has ``resourceAllocation: dra``. (The chart's model
+        reads the value ``draDriver.enabled`` instead, which is derived from the pool list.)"""
+        return bool(self.dra_pools)
+
     def section(self, key: str) -> dict[str, Any]:
         value = self.values.get(key) or {}
         assert isinstance(value, dict)

@@ -71,10 +71,17 @@ def test_a_build_tells_its_own_reads_from_the_pool_resolutions() -> None:
 
 
 def test_no_dra_pool_is_a_read_of_the_pool_names_only() -> None:
-    """Without a DRA pool, `model.dra_pools` depends on which pools there are, not on their
+    """Without a DRA pool, `model.dra_pools` depends on the derived `draDriver.enabled` alone;
+    values without it (not the chart's) make it depend on which pools there are, not on their
     settings: the DRA components' enabling search does not try those."""
     values = _example_values()
+    assert values["draDriver"]["enabled"] is False
     seen: set[str] = set()
+    model = model_of(values, "fleet", seen, set())
+    assert model.dra_pools == () and not model.dra
+    assert seen == {"draDriver"}
+    values = {**values, "draDriver": {k: v for k, v in values["draDriver"].items() if k != "enabled"}}
+    seen = set()
     model = model_of(values, "fleet", seen, set())
     assert model.dra_pools == ()
     assert POOL_NAMES_READ in seen and POOLS_READ not in seen and "nodePools" not in seen

@@ -263,14 +263,78 @@ nodePools:
       socket: /run/k3s/containerd/containerd.sock
 gitops: {destination: {name: k3s-only}}
 """,
+    "dra-add": """\
+# a dra pool in a fleet without one: the DRA stack's templates are there, gated on the derived
+# draDriver.enabled, and every device-plugin operand's node-selector terms are computed values
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+  - name: rhel94
+    os: {id: rhel, version: "9.4"}
+    kernel: 5.14.0-427.37.1.el9_4.x86_64
+  - name: gb200
+    os: {id: ubuntu, version: "24.04"}
+    runtimeVersion: "2.0.5"
+    gpuProduct: NVIDIA-GB200
+    resourceAllocation: dra
+gitops: {destination: {name: dra-add}}
+""",
+}
+
+DRA_SHAPES = {
+    "dra-selector": """\
+# the dra pool's selector changed (a label of its own): the DRA operands' terms and the
+# device-plugin operands' exclusion follow
+nodePools:
+  - name: h100
+    os: {id: ubuntu, version: "22.04"}
+    gpuProduct: NVIDIA-H100-80GB-HBM3
+  - name: gb200
+    os: {id: ubuntu, version: "24.04"}
+    runtime: containerd
+    runtimeVersion: "2.0.5"
+    gpuProduct: NVIDIA-GB200
+    resourceAllocation: dra
+    driver: {nodeSelector: {nvidia.com/gpu.family: blackwell}}
+gitops: {destination: {name: dra-selector}}
+""",
+    "dra-two": """\
+# a second dra pool: one DRA term per pool, the product of their selectors in the exclusion
+nodePools:
+  - name: h100
+    os: {id: ubuntu, version: "22.04"}
+    gpuProduct: NVIDIA-H100-80GB-HBM3
+  - name: gb200
+    os: {id: ubuntu, version: "24.04"}
+    runtime: containerd
+    runtimeVersion: "2.0.5"
+    gpuProduct: NVIDIA-GB200
+    resourceAllocation: dra
+  - name: gb300
+    os: {id: rhel, version: "9.6"}
+    runtime: crio
+    runtimeVersion: "1.31"
+    gpuProduct: NVIDIA-GB300
+    resourceAllocation: dra
+gitops: {destination: {name: dra-two}}
+""",
+    "dra-remove": """\
+# the dra pool removed: no DRA stack (draDriver.enabled false), the operands' terms without exclusion
+nodePools:
+  - name: h100
+    os: {id: ubuntu, version: "22.04"}
+    gpuProduct: NVIDIA-H100-80GB-HBM3
+gitops: {destination: {name: dra-remove}}
+""",
 }
 
 
-def _fleet_of(tmp_path: Path, overlays: dict[str, str]) -> tuple[Path, Any]:
+def _fleet_of(tmp_path: Path, overlays: dict[str, str], fleet: Path = ROOT / "values.yaml") -> tuple[Path, Any]:
     for name, text in overlays.items():
         (tmp_path / "overlays" / name).mkdir(parents=True)
         (tmp_path / "overlays" / name / "values.yaml").write_text(text)
-    (tmp_path / "values.yaml").write_text((ROOT / "values.yaml").read_text())
+    (tmp_path / "values.yaml").write_text(fleet.read_text())
     inputs = read_inputs(tmp_path / "values.yaml", tmp_path / "overlays")
     return _write(render(inputs), tmp_path / "out") / CHART, plan(inputs)
 
@@ -288,9 +352,18 @@ def test_clusters_of_other_shapes_are_reproduced(helm: str, tmp_path: Path) -> N
     CA ConfigMap, GDS and GDRCopy on, another MIG strategy and default with a pool's own profile,
     a created plugin config with a pool's own config and device plugin args, a vGPU host pool, a
     CRI-O pool beside a containerd one, a k3s and an RKE2 pool (their own runtimeConfig) beside
-    plain containerd, and a cluster whose only pool sets its own runtimeConfig."""
-    chart, p = _fleet_of(tmp_path, SHAPES)
+    plain containerd, a cluster whose only pool sets its own runtimeConfig, a dra pool added to
+    a fleet without one. And in a fleet with a dra pool (the dra-mixed case): that pool's
+    selector changed, a second dra pool, the dra pool removed."""
+    chart, p = _fleet_of(tmp_path / "example", SHAPES)
     _reproduced(helm, chart, p, sorted(SHAPES))
+    chart, p = _fleet_of(tmp_path / "dra-mixed", DRA_SHAPES, CASES / "dra-mixed" / "values.yaml")
+    _reproduced(helm, chart, p, sorted(DRA_SHAPES))
+    two = normalise(static_objects(p.clusters["dra-two"]))
+    plugin = next(o for k, o in two.items() if (k[1], k[3]) == ("DaemonSet", "nvidia-dra-driver-kubelet-plugin"))
+    terms = plugin["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert len(terms) == 2  # one per dra pool: the cluster's own, from its values file
+    assert not any(k[3].startswith("nvidia-dra-") for k in normalise(static_objects(p.clusters["dra-remove"])))
 
 
 def test_a_fleet_of_two_runtime_setups_keeps_the_toolkit_in_the_range(helm: str, tmp_path: Path) -> None:
@@ -631,8 +704,10 @@ def test_templates_use_the_idioms_of_hand_written_charts_example() -> None:
     # one lint exemption per check, each behind its own condition
     assert "{{- if .Values.dcgmExporter.hostPID }}\n    gpu-render.dev/lint-exempt.host-pid: " in tpl
     # the ServiceMonitor endpoint is one item (matched by its port); the boolean is the field
-    assert tpl.count("- port: gpu-metrics") == 1
-    assert "honorLabels: {{ .Values.dcgmExporter.serviceMonitor.honorLabels }}" in tpl
+    # (a named template: the DRA flavour's ServiceMonitor has the same endpoint)
+    assert '{{- include "gpu-stack.endpoints" . | nindent 2 }}' in tpl
+    assert (tpl + helpers).count("- port: gpu-metrics") == 1
+    assert "honorLabels: {{ .Values.dcgmExporter.serviceMonitor.honorLabels }}" in helpers
     # a field that is `a or b` of two booleans stays a condition, never a reference to one of them
     assert "{{- if or .Values.dcgmExporter.enablePodLabels .Values.dcgmExporter.enablePodUID }}\n      automountServiceAccountToken: true" in tpl
     # values spliced among fixed entries: one line each

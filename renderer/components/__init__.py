@@ -52,6 +52,10 @@ class Component:
     computed: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     """Leaves (object ``Kind/name``, path; a named list item as ``("@", name)``) computed from
     the whole pool list: the Helm chart takes them from its computed values."""
+    terms: str = ""
+    """The object (``Kind/name``) whose required node-selector terms come from the pool list
+    (the ``dra`` pools' selectors: :mod:`renderer.components.dra_common`): the Helm chart takes
+    them from its computed values, ``generated."<component>/nodeSelectorTerms"``."""
     pool_objects: tuple[str, ...] = ()
     """Objects (``Kind/name``) built once per pool that says so in its facts, though not named
     after it when there is one (the container toolkit's DaemonSet): the chart prints them in the
@@ -70,16 +74,16 @@ COMPONENTS: tuple[Component, ...] = (
     Component("node-labeller", "nodeLabeller", node_labeller.build, computed=node_labeller.COMPUTED),
     Component("driver", "driver", driver.build, driver.enabled),
     Component("container-toolkit", "toolkit", container_toolkit.build, pool_objects=(f"DaemonSet/{container_toolkit.NAME}",)),
-    Component("operator-validator", "", operator_validator.build),
-    Component("dra-driver", "", dra_driver.build, dra_driver.enabled),  # on with a resourceAllocation: dra pool
-    Component("dra-validator", "", dra_validator.build, dra_validator.enabled),
-    Component("device-plugin", "devicePlugin", device_plugin.build),
-    Component("mps-control-daemon", "devicePlugin", mps_control_daemon.build),
+    Component("operator-validator", "", operator_validator.build, terms=f"DaemonSet/{operator_validator.NAME}"),
+    Component("dra-driver", "", dra_driver.build, dra_driver.enabled, terms=f"DaemonSet/{dra_driver.PLUGIN}"),  # on with a resourceAllocation: dra pool
+    Component("dra-validator", "", dra_validator.build, dra_validator.enabled, terms=f"DaemonSet/{dra_validator.NAME}"),
+    Component("device-plugin", "devicePlugin", device_plugin.build, terms=f"DaemonSet/{device_plugin.NAME}"),
+    Component("mps-control-daemon", "devicePlugin", mps_control_daemon.build, terms=f"DaemonSet/{mps_control_daemon.NAME}"),
     Component("dcgm", "dcgm", dcgm.build),
-    Component("dcgm-exporter", "dcgmExporter", dcgm_exporter.build),
-    Component("dcgm-exporter-dra", "dcgmExporter", dra_dcgm_exporter.build, dra_dcgm_exporter.enabled),
-    Component("gpu-feature-discovery", "gfd", gpu_feature_discovery.build),
-    Component("mig-manager", "migManager", mig_manager.build),
+    Component("dcgm-exporter", "dcgmExporter", dcgm_exporter.build, terms=f"DaemonSet/{dcgm_exporter.NAME}"),
+    Component("dcgm-exporter-dra", "dcgmExporter", dra_dcgm_exporter.build, dra_dcgm_exporter.enabled, terms=f"DaemonSet/{dra_dcgm_exporter.NAME}"),
+    Component("gpu-feature-discovery", "gfd", gpu_feature_discovery.build, terms=f"DaemonSet/{gpu_feature_discovery.NAME}"),
+    Component("mig-manager", "migManager", mig_manager.build, terms=f"DaemonSet/{mig_manager.NAME}"),
     Component("node-status-exporter", "nodeStatusExporter", node_status_exporter.build),
     Component("vgpu-manager", "vgpuManager", vgpu_manager.build, vgpu_manager.enabled),
     Component("vgpu-device-manager", "vgpuDeviceManager", vgpu_device_manager.build, vgpu_device_manager.enabled),

@@ -397,7 +397,7 @@ def daemonset(
     spec = clone(pod_spec)  # JSON data: clone is several times faster than deepcopy
     apply_host_root(spec, model)
     spec.setdefault("affinity", deploy_affinity(operand))
-    if operand in DEVICE_PLUGIN_OPERANDS and model.dra_pools:
+    if operand in DEVICE_PLUGIN_OPERANDS and model.dra:
         from renderer.components import dra_common  # imports this module
 
         spec["affinity"] = dra_common.exclude_dra_pools(spec["affinity"], model)  # never on a DRA pool

@@ -29,6 +29,10 @@ uses the device plugin's label); the operator validator's ``plugin-validation`` 
 ``nvidia.com/gpu`` and the DRA validator replaces it on ``dra`` pools; the DCGM exporter's
 DRA flavour takes its GPUs through an admin-access claim there."""
 
+TERMS = ("spec", "template", "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+"""Where a pod template's required node-selector terms are: those of the DRA operands and of
+the device-plugin operands come from the pool list (``Component.terms``)."""
+
 MAX_TERMS = 64
 """More node-selector terms than this for the exclusion is refused (``dra-selector-size``)."""
 
@@ -41,7 +45,7 @@ labeller, paused by k8s-driver-manager (v0.12) on a driver reload, kubelet plugi
 
 
 def enabled(model: Model) -> bool:
-    return bool(model.dra_pools)
+    return model.dra
 
 
 def compute_domains(model: Model) -> bool:

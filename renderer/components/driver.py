@@ -559,7 +559,7 @@ def rbac(model: Model) -> list[Obj]:
         c.rule([""], ["pods"], ["get", "list", "watch"]),
         c.rule([""], ["pods/eviction"], ["create"]),
     ]
-    if model.release == "v26.7" or model.dra_pools:  # with DRA it checks no pod still holds a GPU claim
+    if model.release == "v26.7" or model.dra:  # with DRA it checks no pod still holds a GPU claim
         rules.append(c.rule(["resource.k8s.io"], ["resourceclaims"], ["get", "list"]))
     rules.append(c.rule(["apps"], ["daemonsets"], ["get"]))
     return [c.service_account(NAME, model), c.cluster_role(NAME, rules), c.cluster_role_binding(NAME, model)]

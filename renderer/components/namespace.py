@@ -11,7 +11,7 @@ def build(model: Model) -> list[Obj]:
     if model.enabled("psa"):
         for mode in ("enforce", "audit", "warn"):
             labels[f"pod-security.kubernetes.io/{mode}"] = "privileged"
-    if model.dra_pools:  # the DRA validator takes GPUs with admin access (ResourceClaim adminAccess)
+    if model.dra:  # the DRA validator takes GPUs with admin access (ResourceClaim adminAccess)
         labels["resource.kubernetes.io/admin-access"] = "true"
     return [
         {

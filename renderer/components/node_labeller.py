@@ -146,7 +146,7 @@ def _sandbox_device_plugin(model: Model) -> str:
 def workload_operands(model: Model) -> dict[str, tuple[str, ...]]:
     """Operands labelled ``true`` per workload type, as the operator's node labelling does."""
     container: tuple[str, ...] = CONTAINER_OPERANDS
-    if model.dra_pools:  # their DaemonSets also select the dra pools, so true is safe on every node
+    if model.dra:  # their DaemonSets also select the dra pools, so true is safe on every node
         container += ("dra-driver", "dra-validator", "dcgm-exporter-dra")
     out: dict[str, tuple[str, ...]] = {"container": container}
     if model.enabled("sandboxWorkloads"):

@@ -24,7 +24,7 @@ from renderer.emit import helm_ir
 from renderer.emit.helm_named import Helpers
 from renderer.emit.helm_readme import readme
 from renderer.emit.helm_text import CHART, template_text
-from renderer.emit.helm_values import chart_values, overrides, pool_schema
+from renderer.emit.helm_values import DRA_ON, chart_values, overrides, pool_schema
 from renderer.jsondata import clone
 from renderer.model import Model
 from renderer.problems import GpuRenderError
@@ -98,16 +98,16 @@ def templates_for(model: Model) -> tuple[dict[str, Any], list[helm_ir.Template]]
     return values, templates
 
 
-def generated_for(templates: list[helm_ir.Template], static: list[Obj], values: dict[str, Any] | None = None) -> dict[str, str]:
+def generated_for(templates: list[helm_ir.Template], static: list[Obj], values: dict[str, Any] | None = None) -> dict[str, Any]:
     """The computed values (digests) of a model's own render ``static``, keyed as the templates
     expect (``values``: the model's chart values, whose pools the per-pool ones are read for)."""
     real = {f"{o['kind']}/{o['metadata']['name']}": o for o in static}
-    out: dict[str, str] = {}
+    out: dict[str, Any] = {}
     for tpl in templates:
         for key, oid, path in tpl.derived:
             found = helm_ir.tget(real.get(oid, helm_ir.MISSING), path) if oid in real else helm_ir.MISSING
             if found is not helm_ir.MISSING:
-                out[key] = str(found)
+                out[key] = helm_ir.generated_value(found)
         if tpl.pool_key and values is not None:
             out.update(helm_ir.pooled_generated(tpl, values, real))
     return dict(sorted(out.items()))
@@ -216,7 +216,9 @@ def cluster_values(chart: Chart, name: str, model: Model, objs: dict[str, list[O
     else (None, the first objects that differ)."""
     values = chart_values(model)
     static = static_objects(model, objs)
-    generated = generated_for(chart.templates, static, values)
+    # a computed value of an object the cluster does not render keeps the fleet's (its template
+    # is off): the values file says only what the cluster's render decides
+    generated = dict(sorted(({**(chart.values.get("generated") or {}), **generated_for(chart.templates, static, values)}).items()))
     if generated:
         values["generated"] = generated
     want = normalise(static)
@@ -254,13 +256,22 @@ def chart_schema() -> dict[str, Any]:
     schema["title"] = f"{CHART} chart values"
     schema.setdefault("properties", {})["generated"] = {
         "type": "object",
-        "description": "Computed by gpu-render from the rendered objects (configuration digests); rebuild instead of setting them.",
-        "additionalProperties": {"type": "string"},
+        "description": "Computed by gpu-render from the rendered objects (configuration digests) and from the pool list (the node labeller's pool rules, node-selector terms); rebuild instead of setting them.",
+        "additionalProperties": {"type": ["string", "array"]},
     }
     driver = schema.get("properties", {}).get("driver")
     if isinstance(driver, dict) and isinstance(driver.get("properties"), dict):
         pool = copy.deepcopy(pool_schema(schema))
         pool["description"] = "Driver settings of one node pool, resolved over `driver` (with the pool's own keys), and what gpu-render derived from its node pool (`node`)."
+        dra = schema.get("properties", {}).get("draDriver")
+        if isinstance(dra, dict) and isinstance(dra.get("properties"), dict):
+            dra["properties"] = {
+                DRA_ON: {
+                    "type": "boolean",
+                    "description": "Derived from the pool list: true when a node pool has `resourceAllocation: dra` (the DRA stack runs). Rebuild instead of setting it.",
+                },
+                **dra["properties"],
+            }
         driver["properties"]["pools"] = {
             "type": "object",
             "description": "Driver settings per node pool (`null` removes the pool's DaemonSet).",

@@ -36,6 +36,7 @@ from typing import Any
 
 from renderer.components import Component
 from renderer.components.common import Obj
+from renderer.components.dra_common import TERMS
 from renderer.emit import helm_logic
 from renderer.emit.helm_values import (
     NODE,
@@ -65,6 +66,7 @@ INT_BASE = -98765_000000
 that parses the knob still builds, and the number in the objects maps back to the knob. It is
 negative so a knob the builder compares (``> 0``) takes another branch and fails the put-back
 check: it stays fixed at build time."""
+BLOCK_SID = re.compile(r"zzgrb\d{5}x")
 SENTINEL = re.compile(r"zzgr[sb]\d{5}x|-98765\d{6}(?!\d)")
 HASHLIKE = re.compile(r"[0-9a-f]{8,}|[0-9]{6,}")
 Elem = str | tuple[str, str]
@@ -129,9 +131,12 @@ class Splice:
 
 @dataclass(frozen=True)
 class Derived:
-    """A value gpu-render computes from the rendered objects (a config digest): ``generated.<key>``."""
+    """A value gpu-render computes from the rendered objects (a config digest) or from the pool
+    list (``POOL_RULES``, node-selector terms): ``generated.<key>``."""
 
     key: str
+    block: bool = False
+    """A collection (node-selector terms), printed with ``toYaml``; else a string."""
 
 
 @dataclass(frozen=True)
@@ -182,7 +187,8 @@ class Template:
     knobs: set[Path] = field(default_factory=set)
     derived: list[tuple[str, str, TPath]] = field(default_factory=list)
     """(generated key, object Kind/name, path in the object) of every computed value."""
-    generated: dict[str, str] = field(default_factory=dict)
+    generated: dict[str, Any] = field(default_factory=dict)
+    """Computed value per key: a string, or a collection (node-selector terms)."""
     pooled: dict[str, Any] = field(default_factory=dict)
     """Objects printed once per node pool, inside ``range $name, $pool := .Values.driver.pools``:
     paths ``(*POOLS, pool_key, ...)`` are the pool's (``$pool...``), the rest the chart's (``$.Values``)."""
@@ -295,8 +301,15 @@ def _mentions_sentinel(node: Any) -> bool:
     return (isinstance(node, str) and _has_sid(node)) or _int_sid(node)
 
 
+def _block_text(text: str) -> bool:
+    """Is ``text`` made from a block placeholder: its ``str()`` (``"{'zzgrb00012x': ..."``), or
+    its key joined into other text (``"zzgrb00012x=true"``)? A string that is the sentinel
+    alone is the placeholder's own key or value, where the block itself stands."""
+    return "zzgrb" in text and BLOCK_SID.fullmatch(text) is None
+
+
 def _text_of_block(node: Any) -> bool:
-    """Does a string in ``node`` hold a block placeholder's text (``"{'zzgrb00012x': ..."``)?
+    """Does a string in ``node`` hold a block placeholder's text (:func:`_block_text`)?
 
     Asked of every build: one loop over the tree (no recursion, no generator per node)."""
     stack = [node]
@@ -305,7 +318,7 @@ def _text_of_block(node: Any) -> bool:
         item = pop()
         kind = type(item)
         if kind is str:
-            if "'zzgrb" in item:
+            if "zzgrb" in item and _block_text(item):
                 return True
         elif kind is dict:
             push_all(item.values())
@@ -315,7 +328,7 @@ def _text_of_block(node: Any) -> bool:
             push_all(item.values())
         elif isinstance(item, list):
             push_all(item)
-        elif isinstance(item, str) and "'zzgrb" in item:
+        elif isinstance(item, str) and _block_text(item):
             return True
     return False
 
@@ -339,7 +352,7 @@ def _text_of_block_beside(node: Any, like: Any) -> bool:
         if val is was:
             continue
         if type(val) is str:
-            if "'zzgrb" in val:
+            if "zzgrb" in val and _block_text(val):
                 return True
         elif val != was and _text_of_block_beside(val, was):
             return True
@@ -347,7 +360,7 @@ def _text_of_block_beside(node: Any, like: Any) -> bool:
 
 
 def _block_texts(node: Any) -> set[str]:
-    """The block placeholders whose text (``"{'zzgrb00012x': ..."``) a string in ``node`` holds."""
+    """The block placeholders whose text (:func:`_block_text`) a string in ``node`` holds."""
     found: set[str] = set()
     stack = [node]
     while stack:
@@ -356,8 +369,8 @@ def _block_texts(node: Any) -> set[str]:
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-        elif isinstance(item, str) and "'zzgrb" in item:
-            found.update(re.findall(r"'(zzgrb\d{5}x)'", item))
+        elif isinstance(item, str) and _block_text(item):
+            found.update(re.findall(r"zzgrb\d{5}x", item))
     return found
 
 
@@ -724,7 +737,7 @@ class Analysis:
         self.context = _bindings(values, cluster) if context is None else context
         self.derived_at: list[tuple[int, TPath]] = []
         self.derived: list[tuple[str, str, TPath]] = []
-        self.generated: dict[str, str] = {}
+        self.generated: dict[str, Any] = {}
         self.masked: dict[tuple[tuple[Path, str], ...], dict[str, Obj] | None] = {}
         """Masked trees of the component being analysed, by the changes made to its base values."""
         self.captured: tuple[dict[str, Obj], set[str], set[Path]] | None = None
@@ -934,7 +947,7 @@ class Analysis:
             sent.knob[self.pool_key], sent.value[self.pool_key], sent.by_path[name_path] = name_path, self.pool_key, self.pool_key
         real_ids = self.real_ids = list(real)
         self.derived = [(self._key(comp, real_ids[i], p), real_ids[i], p) for i, p in self.derived_at]
-        self.generated = {key: str(tget(real[oid], p)) for key, oid, p in self.derived}
+        self.generated = {key: generated_value(tget(real[oid], p)) for key, oid, p in self.derived}
         structural = list(self.structural)
         fixed: set[Path] = set()
         for knob in bad:
@@ -990,6 +1003,8 @@ class Analysis:
 
     def _key(self, comp: Component, oid: str, path: TPath) -> str:
         parts = [e[1] if isinstance(e, tuple) else e for e in path]
+        if comp.terms == oid and path == TERMS:
+            return f"{comp.name}/nodeSelectorTerms"
         if self.pool_key and self.pool_key in oid:  # one per pool: keyed by the pool's name
             if parts[:3] == ["spec", "template", "spec"]:
                 parts = parts[3:]
@@ -1004,6 +1019,8 @@ class Analysis:
         for i, (oid, obj) in enumerate(real.items()):
             out += [(i, p) for p in _hash_leaves(obj, ())]
             out += [(i, p) for cid, p in comp.computed if cid == oid and isinstance(tget(obj, p), str) and (i, p) not in out]
+            if comp.terms == oid and isinstance(tget(obj, TERMS), list):
+                out.append((i, TERMS))
         return out
 
     def align(self, tree: dict[str, Obj] | None) -> dict[str, Obj] | None:
@@ -1039,15 +1056,16 @@ class Analysis:
             return tree
         ids = list(tree)
         for key, oid, p in self.derived:
+            leaf = Derived(key, not isinstance(self.generated.get(key, ""), str))
             for tid in ids if oid not in tree else [oid]:
                 parent = tget(tree[tid], p[:-1])
                 last = p[-1]
                 if isinstance(parent, dict) and isinstance(last, str) and last in parent:
-                    parent[last] = Derived(key)
+                    parent[last] = leaf
                 elif isinstance(parent, list) and isinstance(last, tuple):
                     for j, name in enumerate(_names(parent)):
                         if name == last[1]:
-                            parent[j] = Derived(key)
+                            parent[j] = leaf
                 if oid in tree:
                     break
         return tree
@@ -2164,7 +2182,12 @@ def _read_generated(values: dict[str, Any], key: str) -> Any:
     found = (values.get("generated") or {}).get(key)
     if _READS is not None:
         _READS.append((("generated", key, "#derived"), _fingerprint(found)))
-    return found
+    return copy.deepcopy(found) if isinstance(found, (list, dict)) else found
+
+
+def generated_value(found: Any) -> Any:
+    """A computed leaf as the chart's values hold it: a collection as it is, else its text."""
+    return clone(found) if isinstance(found, (list, dict)) else str(found)
 
 
 def _do_read(values: dict[str, Any], path: Any) -> str:

@@ -287,17 +287,23 @@ def _scalar(node: Any) -> str | None:
         return _interp_line(Interp((node.prefix, Ref((PARAM_ROOT, node.name), False), node.suffix)))
     if isinstance(node, Param):
         return "{{ ." + node.name + " | quote }}"
-    if isinstance(node, Derived):
-        if _SCOPE and _SCOPE[-1] in node.key:  # one per pool: keyed by the pool's name
-            key = json.dumps(node.key.replace("%", "%%").replace(_SCOPE[-1], "%s"))
-            return "{{ index $.Values.generated (printf " + key + " $name) | quote }}"
-        return "{{ index " + values_expr(("generated",)) + " " + json.dumps(node.key) + " | quote }}"
+    if isinstance(node, Derived) and not node.block:
+        return "{{ " + derived_expr(node) + " | quote }}"
     if isinstance(node, Ref):
         return "{{ " + ref_expr(node, True) + (" | quote }}" if node.quote else " }}")
     if isinstance(node, Interp):
         multiline = any(isinstance(p, str) and "\n" in p for p in node.parts)
         return _interp_json(node) if multiline else _interp_line(node)
     return None
+
+
+def derived_expr(node: Derived) -> str:
+    """``index .Values.generated "<key>"``; inside the range over the pools, a key with the pool's
+    name in it is made with ``printf`` from ``$name``."""
+    if _SCOPE and _SCOPE[-1] in node.key:  # one per pool: keyed by the pool's name
+        key = json.dumps(node.key.replace("%", "%%").replace(_SCOPE[-1], "%s"))
+        return "index $.Values.generated (printf " + key + " $name)"
+    return "index " + values_expr(("generated",)) + " " + json.dumps(node.key)
 
 
 def _present(node: dict[Any, Any]) -> Cond:
@@ -780,6 +786,10 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
         return
     if isinstance(val, MergeBlock):  # the entry on one line: `key:` and the merge, or nothing
         out.splice(merged_call(val.paths, key), ".", ind)
+        return
+    if isinstance(val, Derived) and val.block:  # a computed collection: always there
+        out.text(f"{pad}{k}:")
+        out.yaml(derived_expr(val) + " | toYaml", ind + 2)
         return
     scalar = _scalar(val)
     if scalar is not None:

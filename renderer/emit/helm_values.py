@@ -25,6 +25,11 @@ NOT_CHART_VALUES = ("gitops",)
 """Policy keys that reach no object (Argo CD settings): not values of the chart."""
 
 
+DRA_ON = "enabled"
+"""``draDriver.enabled``: a chart value (not a policy key) derived from the pool list, true when
+some pool has ``resourceAllocation: dra``. The chart's model reads it (``Model.dra``) where the
+static render asks the pools, so the DRA stack's templates are gated on a value."""
+
 NODE = "node"
 """Key of ``driver.pools.<pool>`` holding what gpu-render derived from the pool's OS and kernel."""
 
@@ -122,6 +127,7 @@ def chart_values(model: Model) -> dict[str, Any]:
         settings[NODE] = {**pool_facts(model.values, pool), **grouping, **pool_paths(model, pool)}
         pools[pool.name] = settings
     driver["pools"] = pools
+    values["draDriver"] = {DRA_ON: model.dra, **(values.get("draDriver") or {})}
     return values
 
 
@@ -517,10 +523,23 @@ class _LazyPools(Model):
         return one(name)
 
     @property
+    def dra(self) -> bool:
+        """``draDriver.enabled``, the chart value derived from the pool list (:data:`DRA_ON`):
+        the DRA stack's templates are gated on it, so a fleet without a ``dra`` pool has them
+        too. Values without it (not made by :func:`chart_values`) ask the pools."""
+        flag = self.section("draDriver").get(DRA_ON)
+        return flag if isinstance(flag, bool) else bool(self._dra_pools())
+
+    @property
     def dra_pools(self) -> tuple[Pool, ...]:
-        """As :attr:`Model.dra_pools`, without resolving the pools when none asks for DRA: the
-        DRA components ask on every probe of the analysis, and resolving copies each pool's
-        driver settings. What is read is recorded as it is: which pools there are and their
+        """As :attr:`Model.dra_pools` while :attr:`dra` holds (else none: the chart's DRA stack
+        is off), without resolving the pools when none asks for DRA."""
+        return self._dra_pools() if self.dra else ()
+
+    def _dra_pools(self) -> tuple[Pool, ...]:
+        """The ``dra`` pools, without resolving the pools when none asks for DRA: the DRA
+        components ask on every probe of the analysis, and resolving copies each pool's driver
+        settings. What is read is recorded as it is: which pools there are and their
         ``nodePools`` entries (``POOL_NAMES_READ``), none of their settings."""
         raw: tuple[dict[str, Any], ...] = self._raw  # type: ignore[attr-defined]
         if any(p.get("resourceAllocation") == "dra" for p in raw):

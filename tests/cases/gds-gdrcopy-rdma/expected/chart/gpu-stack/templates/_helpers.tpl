@@ -163,15 +163,54 @@ updateStrategy:
   {{- end }}
 {{- end -}}
 
+{{- define "gpu-stack.annotations" -}}
+{{- if or .Values.daemonsets.annotations .Values.cdi.nriPluginEnabled }}
+annotations:
+  {{- with .Values.daemonsets.annotations }}{{ toYaml . | nindent 2 }}{{ end }}
+  {{- if .Values.cdi.nriPluginEnabled }}
+  nvidia.cdi.k8s.io/container.toolkit-validation: management.nvidia.com/gpu=all
+  {{- end }}
+{{- end }}
+{{- end -}}
+
+{{- define "gpu-stack.toolkit-validation" -}}
+- name: toolkit-validation
+  image: "{{ .Values.validator.repository }}/{{ .Values.validator.image }}:{{ .Values.validator.version }}"
+  imagePullPolicy: {{ .Values.validator.imagePullPolicy | quote }}
+  command:
+    - sh
+    - -c
+  args:
+    - nvidia-validator
+  env:
+    - name: WITH_WAIT
+      value: 'false'
+    - name: COMPONENT
+      value: toolkit
+    - name: NVIDIA_VISIBLE_DEVICES
+      value: all
+  securityContext:
+    privileged: true
+    runAsUser: 0
+  volumeMounts:
+    - name: run-nvidia-validations
+      mountPath: /run/nvidia/validations
+      mountPropagation: Bidirectional
+  {{- with .Values.validator.resources }}
+  resources:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
+
 {{- define "gpu-stack.initContainers" -}}
 initContainers:
-  {{- include "gpu-stack.toolkit-validation" . | nindent 2 }}
+  {{- include "gpu-stack.toolkit-validation-device-plugin" . | nindent 2 }}
   {{- if .Values.devicePlugin.config.name }}
   {{- include "gpu-stack.config-manager-init" . | nindent 2 }}
   {{- end }}
 {{- end -}}
 
-{{- define "gpu-stack.toolkit-validation" -}}
+{{- define "gpu-stack.toolkit-validation-device-plugin" -}}
 - name: toolkit-validation
   image: "{{ .Values.validator.repository }}/{{ .Values.validator.image }}:{{ .Values.validator.version }}"
   imagePullPolicy: {{ .Values.validator.imagePullPolicy | quote }}
@@ -247,7 +286,31 @@ initContainers:
 
 {{- define "gpu-stack.initContainers-dcgm" -}}
 initContainers:
-  {{- include "gpu-stack.toolkit-validation" . | nindent 2 }}
+  {{- include "gpu-stack.toolkit-validation-device-plugin" . | nindent 2 }}
+{{- end -}}
+
+{{- define "gpu-stack.volumes" -}}
+volumes:
+  - name: run-nvidia-validations
+    hostPath:
+      path: /run/nvidia/validations
+      type: DirectoryOrCreate
+  - name: pod-gpu-resources
+    hostPath:
+      path: "{{ .Values.hostPaths.kubeletRootDir }}/pod-resources"
+{{- end -}}
+
+{{- define "gpu-stack.endpoints" -}}
+endpoints:
+  - port: gpu-metrics
+    path: /metrics
+    interval: {{ .Values.dcgmExporter.serviceMonitor.interval | quote }}
+    scrapeTimeout: {{ .Values.dcgmExporter.serviceMonitor.scrapeTimeout | quote }}
+    honorLabels: {{ .Values.dcgmExporter.serviceMonitor.honorLabels }}
+    {{- with .Values.dcgmExporter.serviceMonitor.relabelings }}
+    relabelings:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
 {{- end -}}
 
 {{- define "gpu-stack.vfio-pci-validation" -}}
