@@ -102,9 +102,9 @@ class _Interner:
         if isinstance(node, Variant):
             key = ("v", tuple((repr(cond), self.of(case)) for cond, case in node.cases))
         elif isinstance(node, dict):
-            key = ("d", tuple((type(k).__name__, k, self.of(v)) for k, v in node.items()))
+            key = ("d", tuple([(type(k).__name__, k, self._leaf(v) if type(v) is str else self.of(v)) for k, v in node.items()]))
         elif isinstance(node, list):
-            key = ("l", tuple(self.of(v) for v in node))
+            key = ("l", tuple([self._leaf(v) if type(v) is str else self.of(v) for v in node]))
         elif node is MISSING:
             key = ("m",)
         else:
@@ -113,6 +113,10 @@ class _Interner:
         if isinstance(node, (dict, list, Variant)):
             self.memo[id(node)] = (node, num)
         return num
+
+    def _leaf(self, node: str) -> int:
+        """:meth:`of` of a string (the common leaf, asked without the checks for a collection)."""
+        return self.table.setdefault(("s", "str", node), len(self.table))
 
 
 FP = tuple[str, str, int]
@@ -570,7 +574,7 @@ def _reads_pool(node: Any, pools: set[str], memo: dict[int, tuple[Any, bool]] | 
         if memo is not None:
             memo[id(node)] = (node, found)
         return found
-    text = repr(node)
+    text = node if type(node) is str else repr(node)  # (a key is in a string as in its repr)
     return any(key in text for key in pools)
 
 
