@@ -174,11 +174,6 @@ def emit_fleet(fleet: Model, chart: Chart, summaries: dict[str, dict[str, str]],
     ``printed``: template files an earlier build printed from these very templates and that are
     on disk as written; when they are all of :func:`template_paths`, they are not printed again
     (and are not in the result)."""
-    with helm_ir.collector_paused():
-        return _emit_fleet(fleet, chart, summaries, printed)
-
-
-def _emit_fleet(fleet: Model, chart: Chart, summaries: dict[str, dict[str, str]], printed: Collection[str]) -> dict[str, str]:
     values, templates = chart.values, chart.templates
     files: dict[str, str] = {}
     reprint = set(printed) != template_paths(chart)
