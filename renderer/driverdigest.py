@@ -64,11 +64,11 @@ RECORDS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
-def fnv32a(data: bytes) -> int:
-    """FNV-1a, 32 bits. Four bytes a step, reduced once: a byte's xor only touches the low bits,
-    so reducing modulo 2**32 after four steps gives what reducing after each does."""
+def fnv32a(data: bytes, h: int = 0x811C9DC5) -> int:
+    """FNV-1a, 32 bits (``h``: the state to go on from, the offset basis to start). Four bytes a
+    step, reduced once: a byte's xor only touches the low bits, so reducing modulo 2**32 after
+    four steps gives what reducing after each does."""
     prime, mask = 0x01000193, 0xFFFFFFFF
-    h = 0x811C9DC5
     whole = len(data) - len(data) % 4
     quads = iter(data[:whole])
     for a, b, c, d in zip(quads, quads, quads, quads, strict=True):
@@ -86,9 +86,22 @@ def _plain(value: Any, go_type: str) -> str:
         return "true" if value else "false"
     if go_type.startswith("[]"):
         item = go_type[2:]
-        return "[" + " ".join(_plain(v, item) for v in value) + "]"
-    fields = RECORDS[go_type]
-    return "{" + " ".join(f"{name}:({t}){_plain(value.get(name, '' if t == 'string' else False), t)}" for name, t in fields) + "}"
+        if item == "string":
+            return "[" + " ".join([str(v) for v in value]) + "]"
+        if item in RECORDS:
+            return "[" + " ".join([_record(v, item) for v in value]) + "]"
+        return "[" + " ".join([_plain(v, item) for v in value]) + "]"
+    return _record(value, go_type)
+
+
+def _record(value: dict[str, Any], go_type: str) -> str:
+    """go-spew's ``%#v`` of a record: every field, in declaration order, a missing one empty."""
+    fields = _RECORD_TEXT[go_type]
+    return "{" + " ".join([head + (str(value.get(name, "")) if text else ("true" if value.get(name) else "false")) for name, head, text in fields]) + "}"
+
+
+_RECORD_TEXT = {go_type: tuple((name, f"{name}:({t})", t == "string") for name, t in fields) for go_type, fields in RECORDS.items()}
+"""Of each record: (field, ``Name:(type)``, whether it is a string; else a bool)."""
 
 
 def digest(state: dict[str, Any]) -> str:
@@ -96,19 +109,24 @@ def digest(state: dict[str, Any]) -> str:
     unknown = set(state) - set(FIELDS)
     if unknown:
         raise KeyError(f"not DriverInstallState fields: {sorted(unknown)}")
-    text = "".join(f"{name}:({FIELDS[name]}){_plain(state[name], FIELDS[name])}" for name in sorted(state) if state[name])
-    found = _DIGESTS.get(text)
-    if found is None:
-        if len(_DIGESTS) >= _KEEP:
-            _DIGESTS.clear()
-        found = _DIGESTS[text] = str(fnv32a(text.encode("utf-8")))
-    return found
+    h = 0x811C9DC5
+    for name in sorted(state):
+        if state[name]:  # field by field, from the state the fields before left (FNV is a fold)
+            part = f"{name}:({FIELDS[name]}){_plain(state[name], FIELDS[name])}"
+            found = _STEPS.get((h, part))
+            if found is None:
+                if len(_STEPS) >= _KEEP:
+                    _STEPS.clear()
+                found = _STEPS[(h, part)] = fnv32a(part.encode("utf-8"), h)
+            h = found
+    return str(h)
 
 
-_DIGESTS: dict[str, str] = {}
-"""Digests by their input text. FNV-1a is a byte loop in Python (about 0.2 ms for a driver
-pod); the chart analysis builds one pod spec again and again (two of three builds repeat one)."""
-_KEEP = 4096
+_STEPS: dict[tuple[int, str], int] = {}
+"""FNV states by (state before, a field's text). FNV-1a is a byte loop in Python (about 0.2 ms
+for a driver pod); the chart analysis builds one pod spec again and again, most builds with
+only a few fields changed, so each field's step from a given state is hashed once."""
+_KEEP = 16384
 
 
 def _env(env: list[dict[str, Any]] | None) -> list[dict[str, str]]:

@@ -47,7 +47,7 @@ PHASES = (
 
 def cold() -> None:
     """Forget what one analysis leaves for the next in the same process (the digests)."""
-    driverdigest._DIGESTS.clear()
+    driverdigest._STEPS.clear()
 
 
 def count_builds(model: Any) -> collections.Counter[str]:

@@ -190,7 +190,7 @@ def emit_fleet(fleet: Model, chart: Chart, summaries: dict[str, dict[str, str]],
     schema = chart_schema()
     files[f"{ROOT}/Chart.yaml"] = yamlio.dump_file([chart_yaml(fleet)])
     files[f"{ROOT}/values.yaml"] = values_yaml(values, schema, set(fixed))
-    files[f"{ROOT}/values.schema.json"] = json.dumps(schema, indent=2, sort_keys=False) + "\n"
+    files[f"{ROOT}/values.schema.json"] = chart_schema_text()
     files[f"{ROOT}/templates/NOTES.txt"] = _data("chart_notes.txt")
     files[f"{ROOT}/.helmignore"] = _data("chart_helmignore.txt")
     files[f"{ROOT}/README.md"] = readme(
@@ -278,6 +278,13 @@ def chart_schema() -> dict[str, Any]:
             "additionalProperties": pool,
         }
     return schema
+
+
+@lru_cache(maxsize=1)
+def chart_schema_text() -> str:
+    """``values.schema.json``: :func:`chart_schema` as JSON (printed once: with ``indent``, the
+    json module's encoder is the pure-Python one, about 5 ms for the schema)."""
+    return json.dumps(chart_schema(), indent=2, sort_keys=False) + "\n"
 
 
 def _describe(schema: dict[str, Any], path: tuple[str, ...]) -> tuple[str, str]:

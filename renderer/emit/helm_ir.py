@@ -523,8 +523,11 @@ class Sentinels:
         """Sentinels of a map made only of merged values maps (empty list when it is not one)."""
         if not isinstance(node, dict) or not node:
             return []
-        ids = [k for k, v in node.items() if isinstance(k, str) and k == v and k in self.knob and k.startswith("zzgrb")]
-        return ids if len(ids) == len(node) else []
+        knob = self.knob
+        for k, v in node.items():  # (stopping at the first entry that is not one: most maps)
+            if not (isinstance(k, str) and k == v and k in knob and k.startswith("zzgrb")):
+                return []
+        return list(node)
 
     def _list_block(self, node: list[Any]) -> str | None:
         if len(node) == 1:
@@ -872,7 +875,11 @@ class Analysis:
         start: dict[Path, Any] = {}
         if comp.key and isinstance(get(self.values, (comp.key, "enabled")), bool):
             start[(comp.key, "enabled")] = True
-        singles = [(k, v) for k in self.structural for v in k.domain if k.kind != "pool" and v != get(self.values, k.path)]
+        singles: list[tuple[Knob, Any]] = []
+        for k in self.structural:
+            if k.kind != "pool":
+                current = get(self.values, k.path)
+                singles += [(k, v) for v in k.domain if v != current]
         # What each build read: a try that changes a value its smaller try never read goes
         # exactly as that try went (to nothing), so it is not built. A pair of two singles
         # neither of which was built is never built (each changes what the first try never

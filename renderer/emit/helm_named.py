@@ -57,23 +57,32 @@ Site = tuple[str, str, Any]
 """A node that may become a named template: ("entry", key, value) or ("item", "", item)."""
 
 
-def _sites(node: Any) -> Iterator[Site]:
+def _sites(node: Any) -> list[Site]:
     """Every map entry with a collection value and every map item of a list, outermost first."""
+    out: list[Site] = []
+    _collect_sites(node, out)
+    return out
+
+
+def _collect_sites(node: Any, out: list[Site]) -> None:
+    """:func:`_sites` of ``node`` appended to ``out`` (one list, no generator per level)."""
     if isinstance(node, Variant):
         for _, case in node.cases:
             if case is not MISSING:
-                yield from _sites(case)
+                _collect_sites(case, out)
     elif isinstance(node, dict):
         for key, val in node.items():
-            if isinstance(key, str) and isinstance(val, (dict, list)) and val:
-                yield ("entry", key, val)
-            yield from _sites(val)
+            if val and isinstance(key, str) and isinstance(val, (dict, list)):
+                out.append(("entry", key, val))
+            if isinstance(val, (dict, list, Variant)):
+                _collect_sites(val, out)
     elif isinstance(node, list):
         for item in node:
-            for one in _cases(item):
-                if isinstance(one, dict) and one:
-                    yield ("item", "", one)
-            yield from _sites(item)
+            for one in item.cases if isinstance(item, Variant) else ((None, item),):
+                if isinstance(one[1], dict) and one[1]:
+                    out.append(("item", "", one[1]))
+            if isinstance(item, (dict, list, Variant)):
+                _collect_sites(item, out)
 
 
 def _cases(item: Any) -> list[Any]:
@@ -96,9 +105,9 @@ class _Interner:
         if isinstance(node, Variant):
             key = ("v", tuple((repr(cond), self.of(case)) for cond, case in node.cases))
         elif isinstance(node, dict):
-            key = ("d", tuple((type(k).__name__, k, self.of(v)) for k, v in node.items()))
+            key = ("d", tuple([(type(k).__name__, k, self._leaf(v) if type(v) is str else self.of(v)) for k, v in node.items()]))
         elif isinstance(node, list):
-            key = ("l", tuple(self.of(v) for v in node))
+            key = ("l", tuple([self._leaf(v) if type(v) is str else self.of(v) for v in node]))
         elif node is MISSING:
             key = ("m",)
         else:
@@ -107,6 +116,10 @@ class _Interner:
         if isinstance(node, (dict, list, Variant)):
             self.memo[id(node)] = (node, num)
         return num
+
+    def _leaf(self, node: str) -> int:
+        """:meth:`of` of a string (the common leaf, asked without the checks for a collection)."""
+        return self.table.setdefault(("s", "str", node), len(self.table))
 
 
 FP = tuple[str, str, int]
@@ -138,11 +151,17 @@ class Helpers:
         """The uses whose site is printed as the body (of a parameterised template, one per name)."""
         self.defining: FP | None = None
         self.intern = _Interner()
+        self._acts: dict[int, tuple[Any, bool]] = {}
+        """:func:`_has_action` of the templates' collections, by id."""
+        self._pooly: dict[int, tuple[Any, bool]] = {}
+        """:func:`_reads_pool` of the templates' collections, by id."""
+        self._site_lists: dict[int, tuple[Any, list[Site]]] = {}
+        """:func:`_sites` of each top-level node of the templates, by id (three passes read them)."""
         where: dict[FP, list[str]] = {}
         first: dict[FP, Site] = {}
         for tpl in templates:
             for node in _nodes(tpl):
-                for site in _sites(node):
+                for site in self._sites_of(node):
                     fp = _fingerprint(site, self.intern)
                     where.setdefault(fp, []).append(tpl.name)
                     first.setdefault(fp, site)
@@ -151,7 +170,10 @@ class Helpers:
         chosen = [
             fp
             for fp, tpls in where.items()
-            if len(set(tpls)) >= 2 and _has_action(first[fp][2]) and self._lines(first[fp]) >= HELPER_LINES and not _reads_pool(first[fp][2], pools)
+            if len(set(tpls)) >= 2
+            and _has_action(first[fp][2], self._acts)
+            and self._lines(first[fp]) >= HELPER_LINES
+            and not _reads_pool(first[fp][2], pools, self._pooly)
         ]
         for _ in range(4):  # drop helpers that end up used once (all their uses inside a bigger one)
             uses = _uses(templates, {fp: first[fp] for fp in chosen}, self.intern)
@@ -232,6 +254,13 @@ class Helpers:
                     for one in sites:
                         done.update(_ids(one[2]))
 
+    def _sites_of(self, node: Any) -> list[Site]:
+        """:func:`_sites` of a top-level node of the templates, listed once."""
+        hit = self._site_lists.get(id(node))
+        if hit is None or hit[0] is not node:
+            hit = self._site_lists[id(node)] = (node, _sites(node))
+        return hit[1]
+
     def _sectioned(self, templates: list[Template], taken: set[str]) -> None:
         """List items of one pool body alike but for the values section they read and up to
         :data:`MAX_PARAMS` + 1 literal strings (the GDS and GDRCopy sidecars of the driver: name,
@@ -243,8 +272,8 @@ class Helpers:
         for tpl in templates:
             groups: dict[int, list[Site]] = {}
             for node in tpl.pooled.values():
-                for site in _sites(node):
-                    if site[0] != "item" or _fingerprint(site, self.intern) in self.names or not _has_action(site[2]):
+                for site in self._sites_of(node):
+                    if site[0] != "item" or _fingerprint(site, self.intern) in self.names or not _has_action(site[2], self._acts):
                         continue
                     num, leaves = shapes.of(site[2])
                     if len(leaves) >= PARAM_LEAVES:
@@ -300,8 +329,8 @@ class Helpers:
         pools = {tpl.pool_key for tpl in templates if tpl.pool_key}
         for tpl in templates:
             for node in _nodes(tpl):
-                for site in _sites(node):
-                    if _fingerprint(site, self.intern) in exact or not _has_action(site[2]) or _reads_pool(site[2], pools):
+                for site in self._sites_of(node):
+                    if _fingerprint(site, self.intern) in exact or not _has_action(site[2], self._acts) or _reads_pool(site[2], pools, self._pooly):
                         continue
                     num, leaves = shapes.of(site[2])
                     if len(leaves) >= PARAM_LEAVES:
@@ -590,20 +619,49 @@ def _nodes(tpl: Template) -> list[Any]:
     return [*tpl.objects.values(), *tpl.pooled.values()]
 
 
-def _reads_pool(node: Any, pools: set[str]) -> bool:
-    """Does the node read a pool's own values (printed as ``$pool`` / ``$name``, only inside the range)?"""
-    text = repr(node)
+def _reads_pool(node: Any, pools: set[str], memo: dict[int, tuple[Any, bool]] | None = None) -> bool:
+    """Does the node read a pool's own values (printed as ``$pool`` / ``$name``, only inside the range)?
+
+    Whether a pool's key is in ``repr(node)``, asked part by part (a key is a placeholder, letters
+    and digits, so it never spans two parts' texts); ``memo``: answers for collections by id, kept
+    by the caller while the nodes live (a site's answer is its parts', asked again for each site
+    around it)."""
+    if not pools:
+        return False
+    if isinstance(node, (dict, list, Variant)):
+        hit = memo.get(id(node)) if memo is not None else None
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        if isinstance(node, dict):
+            found = any(_reads_pool(k, pools, memo) or _reads_pool(v, pools, memo) for k, v in node.items())
+        elif isinstance(node, list):
+            found = any(_reads_pool(v, pools, memo) for v in node)
+        else:
+            found = any(_reads_pool(c, pools, memo) or _reads_pool(case, pools, memo) for c, case in node.cases)
+        if memo is not None:
+            memo[id(node)] = (node, found)
+        return found
+    text = node if type(node) is str else repr(node)  # (a key is in a string as in its repr)
     return any(key in text for key in pools)
 
 
-def _has_action(node: Any) -> bool:
-    """Does the node take anything from the values? (Literal YAML stays where it is.)"""
+def _has_action(node: Any, memo: dict[int, tuple[Any, bool]] | None = None) -> bool:
+    """Does the node take anything from the values? (Literal YAML stays where it is.)
+
+    ``memo``: answers for collections by id, kept by the caller while the nodes live."""
     if isinstance(node, (Variant, Ref, Interp, Block, Splice, MergeBlock, Derived)):
         return True
-    if isinstance(node, dict):
-        return any(isinstance(k, Splice) or _has_action(v) for k, v in node.items())
-    if isinstance(node, list):
-        return any(_has_action(v) for v in node)
+    if isinstance(node, (dict, list)):
+        hit = memo.get(id(node)) if memo is not None else None
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        if isinstance(node, dict):
+            found = any(isinstance(k, Splice) or _has_action(v, memo) for k, v in node.items())
+        else:
+            found = any(_has_action(v, memo) for v in node)
+        if memo is not None:
+            memo[id(node)] = (node, found)
+        return found
     return False
 
 

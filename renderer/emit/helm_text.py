@@ -351,8 +351,8 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
                 out.splice(merged_call([s.path for s in splices]), ".", ind)
         elif isinstance(key, Splice):
             out.splice(values_expr(key.path), "toYaml .", ind)
-        elif isinstance(val, Variant) and repr(val) in _VARS:
-            out.text(f"{pad}{_key(key)}: {{{{ ${_VARS[repr(val)]} | quote }}}}")
+        elif isinstance(val, Variant) and _var_of(val):
+            out.text(f"{pad}{_key(key)}: {{{{ ${_var_of(val)} | quote }}}}")
         elif isinstance(val, Variant) and isinstance(key, str) and _text_variant(out, key, val, ind):
             pass
         elif isinstance(val, Variant) and not _shares_if(val, items[i + 1 :]) and (inline := _inline(val, f"{pad}{_key(key)}: ")):
@@ -361,7 +361,7 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
             # neighbours switched by the same conditions share one if/else (an if/else on the
             # opposite condition turned around: `if not x / else` next to `if x`)
             run = [items[i]]
-            while i + 1 < len(items) and not isinstance(items[i + 1][0], Splice) and repr(items[i + 1][1]) not in _VARS:
+            while i + 1 < len(items) and not isinstance(items[i + 1][0], Splice) and not _var_of(items[i + 1][1]):
                 nxt = items[i + 1][1]
                 if isinstance(nxt, Variant) and _conds(nxt) != _conds(val) and _flippable(val, nxt):
                     nxt = Variant([(val.cases[0][0], nxt.cases[1][1]), (((),), nxt.cases[0][1])])
@@ -572,7 +572,7 @@ the variant kept alive with it), so that counting lines does not print a node ag
 
 def _shorter(node: Variant, emit: Any, where: str, ind: int) -> Any:
     """``node`` narrowed where the narrowed node prints fewer lines (``emit(out, node)``)."""
-    if id(node) in _AS_IS or repr(node) in _VARS:
+    if id(node) in _AS_IS or _var_of(node):
         return node
     memo = (id(node), where, ind)
     if memo in _CHOSEN:
@@ -825,8 +825,8 @@ def emit_items(out: Out, items: list[Any], ind: int, runs: bool = True) -> None:
             continue
         if isinstance(item, Splice):
             out.splice(values_expr(item.path), "toYaml (list .)" if item.is_map else "toYaml .", ind)
-        elif isinstance(item, Variant) and repr(item) in _VARS:
-            out.text(f"{pad}- {{{{ ${_VARS[repr(item)]} | quote }}}}")
+        elif isinstance(item, Variant) and _var_of(item):
+            out.text(f"{pad}- {{{{ ${_var_of(item)} | quote }}}}")
         elif isinstance(item, Variant) and (inline := _inline(item, f"{pad}- ")) is not None:
             out.text(inline)
         elif isinstance(item, Variant) and (gated := _gated_splice(item)) is not None:
@@ -1132,6 +1132,12 @@ def _object(out: Out, node: Any) -> None:
 _VARS: dict[str, str] = {}
 """While an object is printed: its repeated one-string variants (by repr), each computed once at
 the object's top into a variable (the driver DaemonSet's name, label and selector)."""
+
+
+def _var_of(node: Any) -> str:
+    """The variable :data:`_VARS` holds ``node`` in, or "" (no repr made when it holds none:
+    most objects hoist nothing, and a node's repr is a walk of all of it)."""
+    return _VARS.get(repr(node), "") if _VARS else ""
 
 
 def _hoistable(node: Variant) -> bool:
