@@ -50,7 +50,11 @@ def _str_representer(dumper: Any, data: str) -> yaml.Node:
 
 
 class _OutDumper(_Dumper):
-    pass
+    def ignore_aliases(self, data: Any) -> bool:
+        """Generated files never carry anchors: an object the builders share is written out in
+        full at each place (Kustomize's and Helm's readers take aliases, a reviewer should not
+        have to, and a values file with ``&id001`` in it reads as hand-made)."""
+        return True
 
 
 _OutDumper.add_representer(str, _str_representer)
@@ -118,11 +122,12 @@ def _float_text(data: float) -> str:
     return value
 
 
-def _node(data: Any, seen: dict[int, Node]) -> Node:
+def _node(data: Any, ancestors: set[int]) -> Node:
     """The node ``SafeRepresenter`` with our str style builds for ``data``.
 
-    Collections met twice (the same object) give the same node, as the representer's alias
-    table does, so the serializer writes the same anchors.
+    A collection met twice (the same object) is written in full each time, as the dumper's
+    ``ignore_aliases`` has it; ``ancestors`` holds the collections being written, so a cycle
+    is refused instead of recursing for ever.
     """
     kind = type(data)
     if kind is str:
@@ -132,24 +137,14 @@ def _node(data: Any, seen: dict[int, Node]) -> Node:
             return ScalarNode(_STR, data, style="'")
         return ScalarNode(_STR, data)
     if kind is dict:
-        known = seen.get(id(data))
-        if known is not None:
-            return known
-        pairs: list[tuple[Node, Node]] = []
-        node: Node = MappingNode(_MAP, pairs, flow_style=False)
-        seen[id(data)] = node
-        for key, value in data.items():
-            pairs.append((_node(key, seen), _node(value, seen)))
+        _enter(data, ancestors)
+        node: Node = MappingNode(_MAP, [(_node(k, ancestors), _node(v, ancestors)) for k, v in data.items()], flow_style=False)
+        ancestors.discard(id(data))
         return node
     if kind is list:
-        known = seen.get(id(data))
-        if known is not None:
-            return known
-        items: list[Node] = []
-        node = SequenceNode(_SEQ, items, flow_style=False)
-        seen[id(data)] = node
-        for item in data:
-            items.append(_node(item, seen))
+        _enter(data, ancestors)
+        node = SequenceNode(_SEQ, [_node(item, ancestors) for item in data], flow_style=False)
+        ancestors.discard(id(data))
         return node
     if kind is bool:
         return ScalarNode(_BOOL, "true" if data else "false")
@@ -160,6 +155,12 @@ def _node(data: Any, seen: dict[int, Node]) -> Node:
     if kind is float:
         return ScalarNode(_FLOAT, _float_text(data))
     raise _Fallback
+
+
+def _enter(data: Any, ancestors: set[int]) -> None:
+    if id(data) in ancestors:
+        raise ValueError("a collection that contains itself cannot be written as YAML")
+    ancestors.add(id(data))
 
 
 _WIDTH = 1000
@@ -236,12 +237,10 @@ def _scalar(value: Any, column: int, indent: int, out: list[str]) -> None:
             out.append(line)
 
 
-def _map(data: dict[Any, Any], indent: int, column: int, out: list[str], seen: set[int]) -> None:
+def _map(data: dict[Any, Any], indent: int, column: int, out: list[str], ancestors: set[int]) -> None:
     """A non-empty block mapping; the first key goes at ``column`` (after a "- "), the others
     on their own lines at ``indent``."""
-    if id(data) in seen:
-        raise _Slow  # the same object twice: anchors and aliases
-    seen.add(id(data))
+    _enter(data, ancestors)
     first = True
     for key, value in data.items():
         if first:
@@ -261,14 +260,14 @@ def _map(data: dict[Any, Any], indent: int, column: int, out: list[str], seen: s
             if value:
                 out.append(":\n")
                 out.append(" " * (indent + 2))
-                _map(value, indent + 2, indent + 2, out, seen)
+                _map(value, indent + 2, indent + 2, out, ancestors)
             else:
                 out.append(": {}")
         elif kind is list:
             if value:
                 out.append(":\n")
                 out.append(" " * indent)
-                _seq(value, indent, out, seen)
+                _seq(value, indent, out, ancestors)
             else:
                 out.append(": []")
         elif kind in _SCALAR_TYPES:
@@ -276,13 +275,12 @@ def _map(data: dict[Any, Any], indent: int, column: int, out: list[str], seen: s
             _scalar(value, column + len(key_text.encode("utf-8")) + 2, indent + 2, out)
         else:
             raise _Slow
+    ancestors.discard(id(data))
 
 
-def _seq(data: list[Any], indent: int, out: list[str], seen: set[int]) -> None:
+def _seq(data: list[Any], indent: int, out: list[str], ancestors: set[int]) -> None:
     """A non-empty block sequence whose first "- " is already placed at ``indent``."""
-    if id(data) in seen:
-        raise _Slow
-    seen.add(id(data))
+    _enter(data, ancestors)
     first = True
     for item in data:
         if first:
@@ -295,18 +293,19 @@ def _seq(data: list[Any], indent: int, out: list[str], seen: set[int]) -> None:
         kind = type(item)
         if kind is dict:
             if item:
-                _map(item, indent + 2, indent + 2, out, seen)
+                _map(item, indent + 2, indent + 2, out, ancestors)
             else:
                 out.append("{}")
         elif kind is list:
             if item:
-                _seq(item, indent + 2, out, seen)
+                _seq(item, indent + 2, out, ancestors)
             else:
                 out.append("[]")
         elif kind in _SCALAR_TYPES:
             _scalar(item, indent + 2, indent + 2, out)
         else:
             raise _Slow
+    ancestors.discard(id(data))
 
 
 def _write(obj: Any) -> str | None:
@@ -336,9 +335,8 @@ def dump(obj: Any) -> str:
 
 def _dump_nodes(obj: Any) -> str:
     """libyaml's emitter over the node tree the representer would build."""
-    seen: dict[int, Node] = {}
     try:
-        node = _node(obj, seen)
+        node = _node(obj, set())
     except _Fallback:
         return dump_reference(obj)
     stream = io.StringIO()

@@ -342,6 +342,7 @@ def _fleet_of(tmp_path: Path, overlays: dict[str, str], fleet: Path = ROOT / "va
 def _reproduced(helm: str, chart: Path, p: Any, names: list[str]) -> None:
     assert "* `" not in (chart / "README.md").read_text()  # no cluster the chart cannot reproduce
     for name in names:
+        assert "&id0" not in (chart / f"values-{name}.yaml").read_text(), name  # written in full, no anchors
         got = _template(helm, chart, "-f", str(chart / f"values-{name}.yaml"))
         assert normalise(got) == normalise(static_objects(p.clusters[name])), name
 

@@ -32,7 +32,8 @@ def _str_representer(dumper: Any, data: str) -> yaml.Node:
 
 
 class _ReferenceDumper(yaml.CSafeDumper):
-    pass
+    def ignore_aliases(self, data: Any) -> bool:  # generated files never carry anchors
+        return True
 
 
 _ReferenceDumper.add_representer(str, _str_representer)
@@ -103,11 +104,20 @@ def _has_nan(data: Any) -> bool:
     return False
 
 
-def test_shared_objects_get_the_same_anchors() -> None:
+def test_shared_objects_are_written_in_full_never_as_anchors() -> None:
     shared = {"x": [1, 2]}
     data = {"a": shared, "b": [shared, shared["x"]], "c": shared}
-    assert yamlio.dump(data) == reference_dump(data)
-    assert "&id001" in yamlio.dump(data)
+    text = yamlio.dump(data)
+    assert text == reference_dump(data)
+    assert "&" not in text and "*" not in text
+    assert yaml.safe_load(text) == data
+
+
+def test_a_collection_that_contains_itself_is_refused() -> None:
+    loop: list[Any] = [1]
+    loop.append(loop)
+    with pytest.raises(ValueError, match="contains itself"):
+        yamlio.dump({"a": loop})
 
 
 @pytest.mark.parametrize(
