@@ -320,7 +320,7 @@ def pool_facts(values: dict[str, Any], pool: Pool) -> dict[str, Any]:
         "osFamily": pool.os_family,
         "kernel": pool.kernel,
         "kernelName": pool.kernel_name,
-        "runtime": str(pool.values.get("runtime") or ""),
+        "runtime": pool.runtime,  # resolved: the chart does not read cluster.containerRuntime
         "subscriptions": pool.subscriptions,
         "hostModules": pool.host_modules,
         "repoDir": pool.repo_dir,
