@@ -454,6 +454,28 @@ def test_toolkit_nri_mode() -> None:
     assert dp["spec"]["template"]["metadata"]["annotations"]["nvidia.cdi.k8s.io/container.nvidia-device-plugin"] == "management.nvidia.com/gpu=all"
 
 
+@pytest.mark.parametrize("release", ["v26.3", "v26.7"])
+def test_toolkit_nri_mode_runtime_setup_per_release(release: str) -> None:
+    """transformForRuntime: v26.7 in NRI mode configures no runtime (no runtime class, config,
+    drop-in or socket; a host-path variable stays as written), v26.3 sets them up and the NRI
+    socket besides; both take the NRI socket's host path from toolkit.env's NRI_SOCKET."""
+    user = [{"name": "NRI_SOCKET", "value": "/run/k0s/nri/nri.sock"}, {"name": "CONTAINERD_CONFIG", "value": "/etc/k0s/containerd.toml"}]
+    m = model({"cluster": {"operatorRelease": release}, "cdi": {"nriPluginEnabled": True}, "toolkit": {"env": user}})
+    p = pod(ds(m, "container-toolkit"))
+    e = env(ctr(p, "nvidia-container-toolkit-ctr"))
+    assert e["RUNTIME"] == "containerd" and e["NRI_SOCKET"] == "/runtime/nri-sock-dir/nri.sock"
+    assert volumes(p)["nri-socket"]["hostPath"] == {"path": "/run/k0s/nri", "type": "DirectoryOrCreate"}
+    runtime_names = {"CONTAINERD_RUNTIME_CLASS", "RUNTIME_CONFIG", "RUNTIME_DROP_IN_CONFIG", "RUNTIME_DROP_IN_CONFIG_HOST_PATH", "RUNTIME_SOCKET", "CONTAINERD_SOCKET"}
+    runtime_volumes = {"containerd-config", "containerd-drop-in-config", "containerd-socket"}
+    if release == "v26.7":
+        assert not runtime_names & set(e) and not runtime_volumes & set(volumes(p))
+        assert e["CONTAINERD_CONFIG"] == "/etc/k0s/containerd.toml"
+    else:
+        assert runtime_names <= set(e) and runtime_volumes <= set(volumes(p))
+        assert e["CONTAINERD_CONFIG"] == "/runtime/config-dir/containerd.toml"
+        assert volumes(p)["containerd-config"]["hostPath"]["path"] == "/etc/k0s"
+
+
 # -- validator --------------------------------------------------------------------------------
 
 

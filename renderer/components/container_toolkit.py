@@ -171,11 +171,18 @@ def _pool_paths(model: Model, pool: Pool) -> dict[str, str]:
 def _runtime_env(model: Model, facts: dict[str, str]) -> tuple[list[tuple[str, str]], list[Obj], list[Obj]]:
     """Env, mounts and volumes that point the toolkit at the runtime's config and socket
     (``facts``: :func:`facts_of`). Which files there are follows the runtime alone (a config
-    file for each, no drop-in for Docker, no socket for CRI-O: :func:`setup_for`)."""
+    file for each, no drop-in for Docker, no socket for CRI-O: :func:`setup_for`); in NRI mode
+    v26.7 sets up the NRI socket alone, earlier releases the NRI socket besides."""
     rt = facts["toolkitRuntime"]
     pairs: list[tuple[str, str]] = [("RUNTIME", rt)]
     mounts: list[Obj] = []
     volumes: list[Obj] = []
+    nri = bool(model.section("cdi").get("nriPluginEnabled"))
+    if nri and model.release == "v26.7":
+        # v26.7 (transformForRuntime): in NRI mode the installer configures no runtime, so
+        # neither the runtime class, the config files nor the socket are set or mounted
+        _nri_socket(model, pairs, mounts, volumes)
+        return pairs, mounts, volumes
     if rt == "containerd":
         pairs.append(("CONTAINERD_RUNTIME_CLASS", str(model.values["cluster"].get("runtimeClass") or "nvidia")))
     target = CONFIG_DIR + facts["toolkitConfigFile"]
@@ -196,11 +203,20 @@ def _runtime_env(model: Model, facts: dict[str, str]) -> tuple[list[tuple[str, s
         pairs += [("RUNTIME_SOCKET", target), (SOCKET_ENV[rt], target)]
         mounts.append(c.mount(f"{rt}-socket", SOCKET_DIR))
         volumes.append(c.host_path(f"{rt}-socket", facts["toolkitSocketDir"]))
-    if model.section("cdi").get("nriPluginEnabled"):
-        pairs.append(("NRI_SOCKET", NRI_SOCKET_DIR + _base(DEFAULT_NRI_SOCKET)))
-        mounts.append(c.mount("nri-socket", NRI_SOCKET_DIR))
-        volumes.append(c.host_path("nri-socket", _host_dir(DEFAULT_NRI_SOCKET), "DirectoryOrCreate"))
+    if nri:
+        _nri_socket(model, pairs, mounts, volumes)
     return pairs, mounts, volumes
+
+
+def _nri_socket(model: Model, pairs: list[tuple[str, str]], mounts: list[Obj], volumes: list[Obj]) -> None:
+    """The NRI socket, as the operator sets it up: the host path from ``toolkit.env``'s
+    ``NRI_SOCKET`` (else the default), its directory mounted, its name under the target."""
+    env = {str(e.get("name")): str(e.get("value", "") or "") for e in model.section("toolkit").get("env") or []}
+    host = env.get("NRI_SOCKET") or DEFAULT_NRI_SOCKET
+    target = NRI_SOCKET_DIR + _base(host)
+    pairs.append(("NRI_SOCKET", _clean(target) if model.release == "v26.7" else target))  # v26.7: path.Join
+    mounts.append(c.mount("nri-socket", NRI_SOCKET_DIR))
+    volumes.append(c.host_path("nri-socket", _host_dir(host), "DirectoryOrCreate"))
 
 
 def _env(model: Model, facts: dict[str, str]) -> tuple[list[Obj], list[Obj], list[Obj]]:
