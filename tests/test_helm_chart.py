@@ -335,6 +335,22 @@ def test_container_runtime_is_build_time_and_changes_nothing(helm: str, tmp_path
     assert normalise(_static(changed)) != base  # a real change of the policy: the chart needs a rebuild
 
 
+def test_a_fleet_in_nri_mode_is_reproduced(helm: str, tmp_path: Path) -> None:
+    """A fleet in NRI mode (v26.7: the toolkit sets up the NRI socket alone) prints a chart whose
+    own values give its render (its toolkit terms were printed as a list holding an item no
+    values render, which the printer could not dump), and `--set toolkit.version` still
+    reaches it. (`--set cdi.nriPluginEnabled=false` on such a fleet is a known difference:
+    docs/helm-chart.md, Limits.)"""
+    fleet = _fleet_values()
+    fleet["cdi"] = {**(fleet.get("cdi") or {}), "enabled": True, "nriPluginEnabled": True}
+    (tmp_path / "values.yaml").write_text(yamlio.dump(fleet))
+    chart = _write(render(read_inputs(tmp_path / "values.yaml", None)), tmp_path / "out") / CHART
+    assert normalise(_template(helm, chart)) == normalise(_static(fleet))
+    other = copy.deepcopy(fleet)
+    other["toolkit"] = {**(other.get("toolkit") or {}), "version": "v1.99.0"}
+    assert normalise(_template(helm, chart, "--set", "toolkit.version=v1.99.0")) == normalise(_static(other))
+
+
 def test_schema_rejects_wrong_type_at_install_time(helm: str, example: Path) -> None:
     proc = subprocess.run(
         [helm, "template", "gpu-stack", str(example), "--set", "driver.enabled=maybe"],
