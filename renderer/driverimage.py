@@ -347,7 +347,7 @@ def pool_facts(values: dict[str, Any], pool: Pool) -> dict[str, Any]:
         "osFamily": pool.os_family,
         "kernel": pool.kernel,
         "kernelName": pool.kernel_name,
-        "runtime": str(pool.values.get("runtime") or ""),
+        "runtime": pool.runtime,  # resolved: the chart does not read cluster.containerRuntime
         "hostMounts": [dict(m) for m in pool.host_mounts],
         "hostVolumes": [dict(v) for v in pool.host_volumes],
         "repoDir": pool.repo_dir,

@@ -385,6 +385,46 @@ def test_a_fleet_of_two_runtime_setups_keeps_the_toolkit_in_the_range(helm: str,
     _reproduced(helm, chart, plan(inputs), names)
 
 
+def test_container_runtime_is_build_time_and_changes_nothing(helm: str, tmp_path: Path) -> None:
+    """`cluster.containerRuntime` is resolved into each pool's facts at build time (the toolkit's
+    runtime setup, `node.runtime`): the chart reads it nowhere, so `--set` of it changes nothing
+    (it used to drop the operands' `runtimeClassName` without CDI but leave the toolkit on
+    containerd), and the README and values.yaml say "(build-time)". The policy change it stands
+    for does change the render (the toolkit configures CRI-O, no runtimeClassName): rebuild."""
+    fleet = _fleet_values()
+    fleet["cdi"] = {**(fleet.get("cdi") or {}), "enabled": False}
+    (tmp_path / "values.yaml").write_text(yamlio.dump(fleet))
+    chart = _write(render(read_inputs(tmp_path / "values.yaml", None)), tmp_path / "out") / CHART
+    templates = "".join(f.read_text() for f in sorted((chart / "templates").glob("*.yaml")))
+    assert "containerRuntime" not in templates
+    row = next(line for line in (chart / "README.md").read_text().splitlines() if line.startswith("| `cluster.containerRuntime` |"))
+    assert row.endswith("(build-time) |"), row
+    assert "(build-time" in (chart / "values.yaml").read_text().split("\n  containerRuntime:")[0].rsplit("\n", 1)[-1]
+    base = normalise(_template(helm, chart))
+    assert base == normalise(_static(fleet))
+    for runtime in ("crio", "docker"):
+        assert normalise(_template(helm, chart, "--set", f"cluster.containerRuntime={runtime}")) == base, runtime
+    changed = copy.deepcopy(fleet)
+    changed["cluster"]["containerRuntime"] = "crio"
+    assert normalise(_static(changed)) != base  # a real change of the policy: the chart needs a rebuild
+
+
+def test_a_fleet_in_nri_mode_is_reproduced(helm: str, tmp_path: Path) -> None:
+    """A fleet in NRI mode (v26.7: the toolkit sets up the NRI socket alone) prints a chart whose
+    own values give its render (its toolkit terms were printed as a list holding an item no
+    values render, which the printer could not dump), and `--set toolkit.version` still
+    reaches it. (`--set cdi.nriPluginEnabled=false` on such a fleet is a known difference:
+    docs/helm-chart.md, Limits.)"""
+    fleet = _fleet_values()
+    fleet["cdi"] = {**(fleet.get("cdi") or {}), "enabled": True, "nriPluginEnabled": True}
+    (tmp_path / "values.yaml").write_text(yamlio.dump(fleet))
+    chart = _write(render(read_inputs(tmp_path / "values.yaml", None)), tmp_path / "out") / CHART
+    assert normalise(_template(helm, chart)) == normalise(_static(fleet))
+    other = copy.deepcopy(fleet)
+    other["toolkit"] = {**(other.get("toolkit") or {}), "version": "v1.99.0"}
+    assert normalise(_template(helm, chart, "--set", "toolkit.version=v1.99.0")) == normalise(_static(other))
+
+
 def test_schema_rejects_wrong_type_at_install_time(helm: str, example: Path) -> None:
     proc = subprocess.run(
         [helm, "template", "gpu-stack", str(example), "--set", "driver.enabled=maybe"],

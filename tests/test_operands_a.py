@@ -291,6 +291,89 @@ def test_toolkit_env_host_paths_become_mounts() -> None:
     assert volumes(p)["containerd-socket"]["hostPath"]["path"] == "/run/k0s"
 
 
+TOOLKIT_ENV_CASES = {
+    # the runtime's own variable before RUNTIME_CONFIG (getRuntimeConfigFiles)
+    "containerd: CONTAINERD_CONFIG over RUNTIME_CONFIG": (
+        "containerd",
+        {"RUNTIME_CONFIG": "/etc/a/runtime.toml", "CONTAINERD_CONFIG": "/etc/b/containerd.toml"},
+        {"containerd-config": "/etc/b", "containerd-socket": "/run/containerd"},
+        {"RUNTIME_CONFIG": "/runtime/config-dir/containerd.toml", "CONTAINERD_CONFIG": "/runtime/config-dir/containerd.toml"},
+    ),
+    "containerd: RUNTIME_CONFIG alone": (
+        "containerd",
+        {"RUNTIME_CONFIG": "/etc/a/runtime.toml"},
+        {"containerd-config": "/etc/a"},
+        {"RUNTIME_CONFIG": "/runtime/config-dir/runtime.toml", "CONTAINERD_CONFIG": "/runtime/config-dir/runtime.toml"},
+    ),
+    # another runtime's variables are not read and stay as written; RUNTIME_SOCKET is not read
+    # (getRuntimeSocketFile) but is set to the socket the runtime's own variable names
+    "containerd: CRIO_CONFIG, DOCKER_*, RUNTIME_SOCKET not read": (
+        "containerd",
+        {"CRIO_CONFIG": "/etc/c/crio.conf", "DOCKER_CONFIG": "/etc/d/daemon.json", "RUNTIME_SOCKET": "/run/r/r.sock", "DOCKER_SOCKET": "/run/d/docker.sock"},
+        {"containerd-config": "/etc/containerd", "containerd-socket": "/run/containerd"},
+        {
+            "CRIO_CONFIG": "/etc/c/crio.conf",
+            "DOCKER_CONFIG": "/etc/d/daemon.json",
+            "DOCKER_SOCKET": "/run/d/docker.sock",
+            "RUNTIME_SOCKET": "/runtime/sock-dir/containerd.sock",
+            "CONTAINERD_SOCKET": "/runtime/sock-dir/containerd.sock",
+        },
+    ),
+    "containerd: CONTAINERD_SOCKET over RUNTIME_SOCKET": (
+        "containerd",
+        {"RUNTIME_SOCKET": "/run/r/r.sock", "CONTAINERD_SOCKET": "/run/k0s/containerd.sock"},
+        {"containerd-socket": "/run/k0s"},
+        {"RUNTIME_SOCKET": "/runtime/sock-dir/containerd.sock", "CONTAINERD_SOCKET": "/runtime/sock-dir/containerd.sock"},
+    ),
+    "crio: CRIO_CONFIG over RUNTIME_CONFIG, CONTAINERD_CONFIG not read": (
+        "crio",
+        {"RUNTIME_CONFIG": "/etc/a/runtime.conf", "CRIO_CONFIG": "/etc/b/crio.conf", "CONTAINERD_CONFIG": "/etc/c/config.toml"},
+        {"crio-config": "/etc/b", "crio-drop-in-config": "/etc/crio/crio.conf.d"},
+        {"RUNTIME_CONFIG": "/runtime/config-dir/crio.conf", "CRIO_CONFIG": "/runtime/config-dir/crio.conf", "CONTAINERD_CONFIG": "/etc/c/config.toml"},
+    ),
+    "crio: RUNTIME_CONFIG alone": ("crio", {"RUNTIME_CONFIG": "/etc/a/runtime.conf"}, {"crio-config": "/etc/a"}, {"CRIO_CONFIG": "/runtime/config-dir/runtime.conf"}),
+    # no socket for CRI-O: the socket variables stay as written, nothing is mounted
+    "crio: no socket read": (
+        "crio",
+        {"RUNTIME_SOCKET": "/run/r/crio.sock", "CONTAINERD_SOCKET": "/run/c/containerd.sock"},
+        {"crio-config": "/etc/crio"},
+        {"RUNTIME_SOCKET": "/run/r/crio.sock", "CONTAINERD_SOCKET": "/run/c/containerd.sock"},
+    ),
+    "docker: DOCKER_CONFIG over RUNTIME_CONFIG, DOCKER_SOCKET over RUNTIME_SOCKET": (
+        "docker",
+        {"RUNTIME_CONFIG": "/etc/a/runtime.json", "DOCKER_CONFIG": "/etc/b/daemon.json", "RUNTIME_SOCKET": "/run/r/r.sock", "DOCKER_SOCKET": "/run/d/docker.sock"},
+        {"docker-config": "/etc/b", "docker-socket": "/run/d"},
+        {"RUNTIME_CONFIG": "/runtime/config-dir/daemon.json", "DOCKER_CONFIG": "/runtime/config-dir/daemon.json", "RUNTIME_SOCKET": "/runtime/sock-dir/docker.sock", "DOCKER_SOCKET": "/runtime/sock-dir/docker.sock"},
+    ),
+    "docker: RUNTIME_CONFIG alone, CONTAINERD_SOCKET not read": (
+        "docker",
+        {"RUNTIME_CONFIG": "/etc/a/runtime.json", "CONTAINERD_SOCKET": "/run/c/containerd.sock"},
+        {"docker-config": "/etc/a", "docker-socket": "/var/run"},
+        {"DOCKER_CONFIG": "/runtime/config-dir/runtime.json", "CONTAINERD_SOCKET": "/run/c/containerd.sock", "DOCKER_SOCKET": "/runtime/sock-dir/docker.sock"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(TOOLKIT_ENV_CASES))
+def test_toolkit_env_precedence_is_the_operators(case: str) -> None:
+    """toolkit.env read as the operator reads it for each runtime (getRuntimeConfigFiles,
+    getRuntimeSocketFile, transformRuntimeConfigAndSocketMounts): the host directories mounted,
+    and the container env: the names the runtime sets replaced in place (they keep the user's
+    position), the names it does not read left as written."""
+    runtime, user, host_dirs, want = TOOLKIT_ENV_CASES[case]
+    written = [{"name": k, "value": v} for k, v in user.items()]
+    p = pod(ds(model({"toolkit": {"env": written}, "cdi": {"enabled": False}}, pools=[{**UBUNTU, "runtime": runtime}]), "container-toolkit"))
+    c = ctr(p, "nvidia-container-toolkit-ctr")
+    e = env(c)
+    assert e["RUNTIME"] == runtime
+    assert {k: e.get(k) for k in want} == want
+    assert {k: volumes(p)[k]["hostPath"]["path"] for k in host_dirs} == host_dirs
+    names = [x["name"] for x in c["env"]]
+    assert [n for n in names if n in user] == list(user)  # in place, in the user's order
+    assert names.index(next(iter(user))) < names.index("RUNTIME")  # where the user put them, before the runtime's
+    assert len(names) == len(set(names))
+
+
 def test_toolkit_splits_per_distinct_runtime_setup() -> None:
     k3s = {
         **RHEL,
@@ -333,8 +416,9 @@ def test_toolkit_docker_has_no_drop_in_and_crio_no_socket_whatever_is_set() -> N
     for d in find(objects(m), "container-toolkit", "DaemonSet"):
         p = pod(d)
         e = env(ctr(p, "nvidia-container-toolkit-ctr"))
-        if e["RUNTIME"] == "docker":
-            assert "RUNTIME_DROP_IN_CONFIG" not in e and "docker-drop-in-config" not in volumes(p)
+        if e["RUNTIME"] == "docker":  # not read for Docker: it stays in the env as written
+            assert e["RUNTIME_DROP_IN_CONFIG"] == "/etc/x/99-nvidia.toml" and "RUNTIME_DROP_IN_CONFIG_HOST_PATH" not in e
+            assert "docker-drop-in-config" not in volumes(p)
         else:
             assert "RUNTIME_SOCKET" not in e and "crio-socket" not in volumes(p)
             assert e["RUNTIME_DROP_IN_CONFIG_HOST_PATH"] == "/etc/x/99-nvidia.toml"
@@ -368,6 +452,28 @@ def test_toolkit_nri_mode() -> None:
     dp = ds(m, "device-plugin")
     assert "runtimeClassName" not in pod(dp)
     assert dp["spec"]["template"]["metadata"]["annotations"]["nvidia.cdi.k8s.io/container.nvidia-device-plugin"] == "management.nvidia.com/gpu=all"
+
+
+@pytest.mark.parametrize("release", ["v26.3", "v26.7"])
+def test_toolkit_nri_mode_runtime_setup_per_release(release: str) -> None:
+    """transformForRuntime: v26.7 in NRI mode configures no runtime (no runtime class, config,
+    drop-in or socket; a host-path variable stays as written), v26.3 sets them up and the NRI
+    socket besides; both take the NRI socket's host path from toolkit.env's NRI_SOCKET."""
+    user = [{"name": "NRI_SOCKET", "value": "/run/k0s/nri/nri.sock"}, {"name": "CONTAINERD_CONFIG", "value": "/etc/k0s/containerd.toml"}]
+    m = model({"cluster": {"operatorRelease": release}, "cdi": {"nriPluginEnabled": True}, "toolkit": {"env": user}})
+    p = pod(ds(m, "container-toolkit"))
+    e = env(ctr(p, "nvidia-container-toolkit-ctr"))
+    assert e["RUNTIME"] == "containerd" and e["NRI_SOCKET"] == "/runtime/nri-sock-dir/nri.sock"
+    assert volumes(p)["nri-socket"]["hostPath"] == {"path": "/run/k0s/nri", "type": "DirectoryOrCreate"}
+    runtime_names = {"CONTAINERD_RUNTIME_CLASS", "RUNTIME_CONFIG", "RUNTIME_DROP_IN_CONFIG", "RUNTIME_DROP_IN_CONFIG_HOST_PATH", "RUNTIME_SOCKET", "CONTAINERD_SOCKET"}
+    runtime_volumes = {"containerd-config", "containerd-drop-in-config", "containerd-socket"}
+    if release == "v26.7":
+        assert not runtime_names & set(e) and not runtime_volumes & set(volumes(p))
+        assert e["CONTAINERD_CONFIG"] == "/etc/k0s/containerd.toml"
+    else:
+        assert runtime_names <= set(e) and runtime_volumes <= set(volumes(p))
+        assert e["CONTAINERD_CONFIG"] == "/runtime/config-dir/containerd.toml"
+        assert volumes(p)["containerd-config"]["hostPath"]["path"] == "/etc/k0s"
 
 
 # -- validator --------------------------------------------------------------------------------

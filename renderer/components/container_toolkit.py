@@ -57,16 +57,24 @@ class RuntimeSetup:
     config_source: str = ""
 
 
-def _user_paths(model: Model) -> dict[str, str]:
-    """Host paths given through ``toolkit.env`` the way operator users set them."""
-    env = {str(e.get("name")): str(e.get("value", "")) for e in model.section("toolkit").get("env") or []}
+READ_ENV: dict[str, dict[str, tuple[str, ...]]] = {
+    "containerd": {"config": ("CONTAINERD_CONFIG", "RUNTIME_CONFIG"), "dropInConfig": ("RUNTIME_DROP_IN_CONFIG",), "socket": ("CONTAINERD_SOCKET",)},
+    "crio": {"config": ("CRIO_CONFIG", "RUNTIME_CONFIG"), "dropInConfig": ("RUNTIME_DROP_IN_CONFIG",)},
+    "docker": {"config": ("DOCKER_CONFIG", "RUNTIME_CONFIG"), "socket": ("DOCKER_SOCKET",)},
+}
+"""The ``toolkit.env`` names the operator reads a runtime's host paths from, first found wins
+(``getRuntimeConfigFiles``, ``getRuntimeSocketFile``: the runtime's own variable before
+``RUNTIME_CONFIG``; the socket only from ``CONTAINERD_SOCKET`` / ``DOCKER_SOCKET``, none for
+CRI-O; no drop-in file for Docker). Names a runtime does not read stay in the container's env
+as written; the ones it sets (:func:`_runtime_env`) are replaced in place."""
+
+
+def _user_paths(model: Model, runtime: str) -> dict[str, str]:
+    """Host paths given through ``toolkit.env`` the way the operator reads them for ``runtime``
+    (an empty value is no value, as its ``getContainerEnv(...) != ""``)."""
+    env = {str(e.get("name")): str(e.get("value", "") or "") for e in model.section("toolkit").get("env") or []}
     out: dict[str, str] = {}
-    for key, names in {
-        "config": ("RUNTIME_CONFIG", "CONTAINERD_CONFIG", "CRIO_CONFIG", "DOCKER_CONFIG"),
-        "dropInConfig": ("RUNTIME_DROP_IN_CONFIG",),
-        "socket": ("RUNTIME_SOCKET", "CONTAINERD_SOCKET", "DOCKER_SOCKET"),
-        "configSource": ("RUNTIME_CONFIG_SOURCE",),
-    }.items():
+    for key, names in {**READ_ENV[runtime], "configSource": ("RUNTIME_CONFIG_SOURCE",)}.items():
         for name in names:
             if env.get(name):
                 out[key] = env[name]
@@ -79,7 +87,7 @@ def setup_for(model: Model, runtime: str, overrides: dict[str, Any] | None = Non
     if runtime not in DEFAULTS:
         raise ValueError(f"unknown container runtime {runtime!r}")
     paths = {**DEFAULTS[runtime], "configSource": ""}
-    paths.update(_user_paths(model))
+    paths.update(_user_paths(model, runtime))
     paths.update({k: str(v) for k, v in (overrides or {}).items() if k in paths})
     # as the operator (getRuntimeConfigFiles, getRuntimeSocketFile): Docker takes no drop-in
     # file and the toolkit talks to no CRI-O socket, whatever the env or runtimeConfig says
@@ -163,11 +171,18 @@ def _pool_paths(model: Model, pool: Pool) -> dict[str, str]:
 def _runtime_env(model: Model, facts: dict[str, str]) -> tuple[list[tuple[str, str]], list[Obj], list[Obj]]:
     """Env, mounts and volumes that point the toolkit at the runtime's config and socket
     (``facts``: :func:`facts_of`). Which files there are follows the runtime alone (a config
-    file for each, no drop-in for Docker, no socket for CRI-O: :func:`setup_for`)."""
+    file for each, no drop-in for Docker, no socket for CRI-O: :func:`setup_for`); in NRI mode
+    v26.7 sets up the NRI socket alone, earlier releases the NRI socket besides."""
     rt = facts["toolkitRuntime"]
     pairs: list[tuple[str, str]] = [("RUNTIME", rt)]
     mounts: list[Obj] = []
     volumes: list[Obj] = []
+    nri = bool(model.section("cdi").get("nriPluginEnabled"))
+    if nri and model.release == "v26.7":
+        # v26.7 (transformForRuntime): in NRI mode the installer configures no runtime, so
+        # neither the runtime class, the config files nor the socket are set or mounted
+        _nri_socket(model, pairs, mounts, volumes)
+        return pairs, mounts, volumes
     if rt == "containerd":
         pairs.append(("CONTAINERD_RUNTIME_CLASS", str(model.values["cluster"].get("runtimeClass") or "nvidia")))
     target = CONFIG_DIR + facts["toolkitConfigFile"]
@@ -188,17 +203,20 @@ def _runtime_env(model: Model, facts: dict[str, str]) -> tuple[list[tuple[str, s
         pairs += [("RUNTIME_SOCKET", target), (SOCKET_ENV[rt], target)]
         mounts.append(c.mount(f"{rt}-socket", SOCKET_DIR))
         volumes.append(c.host_path(f"{rt}-socket", facts["toolkitSocketDir"]))
-    if model.section("cdi").get("nriPluginEnabled"):
-        pairs.append(("NRI_SOCKET", NRI_SOCKET_DIR + _base(DEFAULT_NRI_SOCKET)))
-        mounts.append(c.mount("nri-socket", NRI_SOCKET_DIR))
-        volumes.append(c.host_path("nri-socket", _host_dir(DEFAULT_NRI_SOCKET), "DirectoryOrCreate"))
+    if nri:
+        _nri_socket(model, pairs, mounts, volumes)
     return pairs, mounts, volumes
 
 
-RUNTIME_ENV_NAMES = frozenset(
-    {"RUNTIME_CONFIG", "CONTAINERD_CONFIG", "CRIO_CONFIG", "DOCKER_CONFIG", "RUNTIME_DROP_IN_CONFIG", "RUNTIME_SOCKET", "CONTAINERD_SOCKET", "DOCKER_SOCKET", "RUNTIME_CONFIG_SOURCE"}
-)
-"""User env naming host paths: consumed by :func:`setup_for` and re-emitted as container paths."""
+def _nri_socket(model: Model, pairs: list[tuple[str, str]], mounts: list[Obj], volumes: list[Obj]) -> None:
+    """The NRI socket, as the operator sets it up: the host path from ``toolkit.env``'s
+    ``NRI_SOCKET`` (else the default), its directory mounted, its name under the target."""
+    env = {str(e.get("name")): str(e.get("value", "") or "") for e in model.section("toolkit").get("env") or []}
+    host = env.get("NRI_SOCKET") or DEFAULT_NRI_SOCKET
+    target = NRI_SOCKET_DIR + _base(host)
+    pairs.append(("NRI_SOCKET", _clean(target) if model.release == "v26.7" else target))  # v26.7: path.Join
+    mounts.append(c.mount("nri-socket", NRI_SOCKET_DIR))
+    volumes.append(c.host_path("nri-socket", _host_dir(host), "DirectoryOrCreate"))
 
 
 def _env(model: Model, facts: dict[str, str]) -> tuple[list[Obj], list[Obj], list[Obj]]:
@@ -222,13 +240,18 @@ def _env(model: Model, facts: dict[str, str]) -> tuple[list[Obj], list[Obj], lis
             pairs.append(("ENABLE_NRI_PLUGIN", "true"))
     elif facts["toolkitRuntime"] == "crio":
         pairs.append(("CRIO_CONFIG_MODE", "hook"))
-    user = [e for e in tk.get("env") or [] if e.get("name") not in RUNTIME_ENV_NAMES]
+    # as the operator: the user's env goes in as written (over same-named entries, in place),
+    # then the runtime's setup replaces the names it sets (in place, else appended); a name the
+    # runtime does not read (CRIO_CONFIG on containerd, RUNTIME_SOCKET on CRI-O) stays as written
+    user = list(tk.get("env") or [])
     runtime_pairs, mounts, volumes = _runtime_env(model, facts)
     env = c.env_list(*pairs)
     env.append(c.field_env("NRI_NAMESPACE", "metadata.namespace"))
     env = c.env_list(extra=[*env, *user])
     for name, value in runtime_pairs:
         c.set_env(env, name, value)
+    if not facts["toolkitConfigSource"]:  # a pool's runtimeConfig.configSource of "" drops the env's
+        env[:] = [e for e in env if not (e.get("name") == "RUNTIME_CONFIG_SOURCE" and e.get("value"))]
     return env, mounts, volumes
 
 

@@ -24,7 +24,7 @@ from renderer.emit import helm_ir
 from renderer.emit.helm_named import Helpers
 from renderer.emit.helm_readme import readme
 from renderer.emit.helm_text import CHART, template_text
-from renderer.emit.helm_values import DRA_ON, chart_values, overrides, pool_schema
+from renderer.emit.helm_values import DRA_ON, build_time_keys, chart_values, overrides, pool_schema
 from renderer.jsondata import clone
 from renderer.model import Model
 from renderer.problems import GpuRenderError
@@ -185,7 +185,7 @@ def emit_fleet(fleet: Model, chart: Chart, summaries: dict[str, dict[str, str]],
             line = text.count("\n", 0, leak.start()) + 1
             raise ChartMismatch(f"templates/{tpl.name}.yaml:{line} holds the analysis placeholder {leak.group(0)} (a gpu-render bug)")
         files[f"{ROOT}/templates/{tpl.name}.yaml"] = text
-    fixed = sorted({path for tpl in templates for path in tpl.fixed})
+    fixed = sorted({path for tpl in templates for path in tpl.fixed} | build_time_keys(values))
     skipped = {name: s["skipped"] for name, s in sorted(summaries.items()) if "skipped" in s}
     schema = chart_schema()
     files[f"{ROOT}/Chart.yaml"] = yamlio.dump_file([chart_yaml(fleet)])

@@ -48,6 +48,7 @@ from renderer.emit.helm_values import (
     Path,
     Recorded,
     assign,
+    build_time_keys,
     get,
     model_of,
     pool_names,
@@ -227,11 +228,12 @@ def _resolve(schema: dict[str, Any], node: Any) -> dict[str, Any]:
 def knobs(values: dict[str, Any], schema: dict[str, Any]) -> list[Knob]:
     out: list[Knob] = []
     pool = pool_schema(schema)
+    resolved = build_time_keys(values)  # in the pools' facts: not read by the chart, not varied
 
     def walk(value: Any, path: Path, node: Any) -> None:
         typed = isinstance(node, dict) and "$ref" in node  # a reusable value type: one block
         node = _resolve(schema, node)
-        if path == ("nodePools",):
+        if path == ("nodePools",) or path in resolved:
             return
         if path == ("driver", "pools"):
             for name, settings in (value or {}).items():

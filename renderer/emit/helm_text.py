@@ -820,6 +820,8 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
 def emit_items(out: Out, items: list[Any], ind: int, runs: bool = True) -> None:
     pad = " " * ind
     for item in _narrow_items(_runs(items) if runs else items, ind):
+        if item is MISSING:  # an item no values render (as in a run, below)
+            continue
         if isinstance(item, _Items):  # as they are: a run split by narrowing is not joined again
             emit_items(out, [i for i in item if i is not MISSING], ind, runs=False)
             continue

@@ -30,6 +30,20 @@ DRA_ON = "enabled"
 some pool has ``resourceAllocation: dra``. The chart's model reads it (``Model.dra``) where the
 static render asks the pools, so the DRA stack's templates are gated on a value."""
 
+RESOLVED_INTO_POOLS: tuple[Path, ...] = (("cluster", "containerRuntime"),)
+"""Policy keys the chart values resolve into each pool's facts at build time: the runtime a pool
+without its own ``runtime`` takes (``node.runtime``, and the toolkit's ``node.toolkitRuntime``
+and host paths). With pools the chart reads none of them, so they are "(build-time)": the
+toolkit's runtime setup cannot be resolved in a template (its host paths are taken apart into
+directories and names), and a runtime that reached the other operands' ``runtimeClassName``
+but not the toolkit would be a silent half of a change."""
+
+
+def build_time_keys(values: dict[str, Any]) -> set[Path]:
+    """The keys of :data:`RESOLVED_INTO_POOLS` when the chart values have pools, else none."""
+    return set(RESOLVED_INTO_POOLS) if pool_names(values) else set()
+
+
 NODE = "node"
 """Key of ``driver.pools.<pool>`` holding what gpu-render derived from the pool's OS and kernel."""
 
@@ -50,7 +64,7 @@ NODE_SCHEMA: dict[str, Any] = {
         },
         "kernel": {"type": "string", "description": "Kernel release of the pool's nodes (precompiled image tag and node selector)."},
         "kernelName": {"type": "string", "description": "The kernel as a name part (precompiled DaemonSet name and label)."},
-        "runtime": {"type": "string", "enum": ["", "containerd", "crio", "docker"], "description": "Container runtime of the pool's nodes (empty: `cluster.containerRuntime`)."},
+        "runtime": {"type": "string", "enum": ["", "containerd", "crio", "docker"], "description": "Container runtime of the pool's nodes (`nodePools[].runtime`, else `cluster.containerRuntime`, resolved at build time)."},
         "hostMounts": {
             "type": "array",
             "items": {"type": "object"},

@@ -164,10 +164,10 @@ updateStrategy:
 {{- end -}}
 
 {{- define "gpu-stack.annotations" -}}
-{{- if or .Values.daemonsets.annotations (and (ne .Values.cluster.containerRuntime "docker") .Values.cdi.nriPluginEnabled) }}
+{{- if or .Values.daemonsets.annotations .Values.cdi.nriPluginEnabled }}
 annotations:
   {{- with .Values.daemonsets.annotations }}{{ toYaml . | nindent 2 }}{{ end }}
-  {{- if and (ne .Values.cluster.containerRuntime "docker") .Values.cdi.nriPluginEnabled }}
+  {{- if .Values.cdi.nriPluginEnabled }}
   nvidia.cdi.k8s.io/container.toolkit-validation: management.nvidia.com/gpu=all
   {{- end }}
 {{- end }}
