@@ -439,6 +439,17 @@ def test_chart_refuses_dra_pools_its_terms_do_not_count(helm: str, tmp_path: Pat
     assert "generated.dra-driver/nodeSelectorTerms holds 1 terms" in err and "has 2 such pools (gb200, gb300)" in err, err
 
 
+def test_chart_refuses_a_dra_pool_selector_its_term_was_not_computed_from(helm: str) -> None:
+    """Each DRA term is the GPU and deploy labels and the dra pool's selector: a --set that
+    changes that selector (a nodeSelector label, a precompiled driver's kernel label) leaves the
+    DRA terms and the device-plugin operands' exclusion stale. Another pool's selector is no
+    input of them: it is set as before."""
+    for change in ("driver.pools.gb200.nodeSelector.rack=r1", "driver.pools.gb200.usePrecompiled=true"):
+        err = _refused(helm, DRA_CHART, "--set", change)
+        assert "the node selector of the dra pool gb200" in err and "stale" in err, err
+    assert _template(helm, DRA_CHART, "--set", "driver.pools.h100.nodeSelector.rack=r1")
+
+
 def test_chart_refuses_a_removed_pool_that_derived_values_count(helm: str, example: Path) -> None:
     """A pool set to null whose name the computed values still count (a dra pool, the toolkit's
     only leader) is refused; one that nothing derived counts is removed, as the policy without it
