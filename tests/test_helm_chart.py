@@ -436,6 +436,98 @@ def test_schema_rejects_wrong_type_at_install_time(helm: str, example: Path) -> 
     assert "/driver/enabled" in proc.stderr and "boolean" in proc.stderr, proc.stderr
 
 
+# --- refusals: values gpu-render derived from the pool list, set against the pools ----------
+
+DRA_CHART = CASES / "dra-mixed" / "expected" / CHART
+"""The committed chart of the dra-mixed case: pools h100 (device plugin) and gb200 (dra)."""
+
+
+def _refused(helm: str, chart: Path, *args: str) -> str:
+    """The error of a ``helm template`` that must fail: the chart's refusal, which says to rebuild."""
+    proc = subprocess.run([helm, "template", "gpu-stack", str(chart), *args], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0, f"helm template {' '.join(args)} rendered"
+    assert "templates/NOTES.txt" in proc.stderr and "rebuild the chart with gpu-render build" in proc.stderr, proc.stderr
+    return " ".join(proc.stderr.split())
+
+
+def _values_file(tmp_path: Path, name: str, values: dict[str, Any]) -> str:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yamlio.dump(values))
+    return str(path)
+
+
+def test_chart_refuses_the_dra_switch_set_against_the_pools(helm: str, example: Path) -> None:
+    """draDriver.enabled is derived: on a fleet without a dra pool the DRA operands would get no
+    node-selector term (the API server refuses them); off on a fleet with one, its GPUs would get
+    no stack (the device-plugin operands keep off its nodes)."""
+    err = _refused(helm, example, "--set", "draDriver.enabled=true")
+    assert "draDriver.enabled is true, but no pool of this release has resourceAllocation: dra" in err, err
+    assert "draDriver.enabled is derived: do not set it" in err, err
+    err = _refused(helm, DRA_CHART, "--set", "draDriver.enabled=false")
+    assert "draDriver.enabled is false, but pools gb200 have resourceAllocation: dra" in err, err
+
+
+def test_chart_refuses_dra_pools_its_terms_do_not_count(helm: str, tmp_path: Path) -> None:
+    """A dra pool added by values (a nodePools entry and its driver.pools settings): the DRA
+    operands' computed terms hold one term per dra pool the build saw."""
+    values = yamlio.load((DRA_CHART / "values.yaml").read_text())
+    extra = {**next(p for p in values["nodePools"] if p["name"] == "gb200"), "name": "gb300"}
+    pool = copy.deepcopy(values["driver"]["pools"]["gb200"])
+    pool["node"]["toolkitLeader"] = False
+    more = {"nodePools": [*values["nodePools"], extra], "driver": {"pools": {"gb300": pool}}}
+    err = _refused(helm, DRA_CHART, "-f", _values_file(tmp_path, "more", more))
+    assert "generated.dra-driver/nodeSelectorTerms holds 1 terms" in err and "has 2 such pools (gb200, gb300)" in err, err
+
+
+def test_chart_refuses_a_dra_pool_selector_its_term_was_not_computed_from(helm: str) -> None:
+    """Each DRA term is the GPU and deploy labels and the dra pool's selector: a --set that
+    changes that selector (a nodeSelector label, a precompiled driver's kernel label) leaves the
+    DRA terms and the device-plugin operands' exclusion stale. Another pool's selector is no
+    input of them: it is set as before."""
+    for change in ("driver.pools.gb200.nodeSelector.rack=r1", "driver.pools.gb200.usePrecompiled=true"):
+        err = _refused(helm, DRA_CHART, "--set", change)
+        assert "the node selector of the dra pool gb200" in err and "stale" in err, err
+    assert _template(helm, DRA_CHART, "--set", "driver.pools.h100.nodeSelector.rack=r1")
+
+
+def test_chart_refuses_a_removed_pool_that_derived_values_count(helm: str, example: Path) -> None:
+    """A pool set to null whose name the computed values still count (a dra pool, the toolkit's
+    only leader) is refused; one that nothing derived counts is removed, as the policy without it
+    renders."""
+    err = _refused(helm, DRA_CHART, "--set", "driver.pools.gb200=null")
+    assert "driver.pools.gb200 is removed, but it is a resourceAllocation: dra pool of nodePools" in err, err
+    err = _refused(helm, example, "--set", "driver.pools.ubuntu2204=null")
+    assert "no pool of this release has node.toolkitLeader" in err, err
+    p = plan(read_inputs(ROOT / "values.yaml", None))
+    assert p.base is not None
+    _, templates = templates_for(p.base)
+    values = _fleet_values()
+    values["nodePools"] = [n for n in values["nodePools"] if n["name"] != "rhel94"]
+    got = _template(helm, example, "--set", "driver.pools.rhel94=null")
+    assert normalise(mask_generated(got, templates)) == normalise(mask_generated(_static(values), templates))
+
+
+def test_chart_refuses_pool_rules_that_do_not_count_the_seeding_pools(helm: str, example: Path, tmp_path: Path) -> None:
+    """The node labeller's POOL_RULES holds one rule per pool with a devicePluginConfig (device
+    plugin on) or a mig.config (MIG manager on): a pool added, removed or switched off by values
+    leaves it stale, and the chart refuses."""
+    fleet = _fleet_values()
+    fleet.setdefault("devicePlugin", {})["config"] = {"create": True, "name": "dp-config", "default": "shared", "data": {"shared": "version: v1\n", "big": "version: v1\n"}}
+    fleet["nodePools"][1]["devicePluginConfig"] = "big"
+    (tmp_path / "fleet").mkdir()
+    (tmp_path / "fleet" / "values.yaml").write_text(yamlio.dump(fleet))
+    chart = _write(render(read_inputs(tmp_path / "fleet" / "values.yaml", None)), tmp_path / "out") / CHART
+    assert _template(helm, chart)  # the chart as built renders
+    err = _refused(helm, chart, "--set", "driver.pools.rhel94=null")
+    assert "driver.pools.rhel94 is removed, but the node labeller's POOL_RULES (generated) still seeds" in err, err
+    err = _refused(helm, chart, "--set", "devicePlugin.enabled=false")
+    assert "POOL_RULES (generated) holds 1 rules" in err and "has 0 such pools ()" in err, err
+    entries = yamlio.load((example / "values.yaml").read_text())["nodePools"]
+    entries[1]["devicePluginConfig"] = "big"
+    err = _refused(helm, example, "-f", _values_file(tmp_path, "seeding", {"nodePools": entries}))
+    assert "POOL_RULES (generated) holds 0 rules" in err and "has 1 such pools (rhel94)" in err, err
+
+
 def test_crds_are_templates_kept_on_uninstall(helm: str, example: Path) -> None:
     got = _template(helm, example)
     crds = [o for o in got if o["kind"] == "CustomResourceDefinition"]

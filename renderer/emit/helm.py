@@ -256,8 +256,8 @@ def chart_schema() -> dict[str, Any]:
     schema["title"] = f"{CHART} chart values"
     schema.setdefault("properties", {})["generated"] = {
         "type": "object",
-        "description": "Computed by gpu-render from the rendered objects (configuration digests) and from the pool list (the node labeller's pool rules, node-selector terms); rebuild instead of setting them.",
-        "additionalProperties": {"type": ["string", "array"]},
+        "description": "Derived: do not set. Computed by gpu-render from the rendered objects (configuration digests) and from the pool list (the node labeller's pool rules, node-selector terms); helm does not recompute them, and the chart refuses pools that disagree with them (templates/NOTES.txt). Change the policy and rebuild.",
+        "additionalProperties": {"type": ["string", "array"], "description": "Derived: do not set (computed by gpu-render; rebuild)."},
     }
     driver = schema.get("properties", {}).get("driver")
     if isinstance(driver, dict) and isinstance(driver.get("properties"), dict):
@@ -268,13 +268,13 @@ def chart_schema() -> dict[str, Any]:
             dra["properties"] = {
                 DRA_ON: {
                     "type": "boolean",
-                    "description": "Derived from the pool list: true when a node pool has `resourceAllocation: dra` (the DRA stack runs). Rebuild instead of setting it.",
+                    "description": "Derived: do not set. True when a node pool has `resourceAllocation: dra` (the DRA stack runs); the chart refuses a value that disagrees with the pools. Change `nodePools` and rebuild.",
                 },
                 **dra["properties"],
             }
         driver["properties"]["pools"] = {
             "type": "object",
-            "description": "Driver settings per node pool (`null` removes the pool's DaemonSet).",
+            "description": "Driver settings per node pool (`null` removes the pool's DaemonSet; refused for a pool that derived values count: a `dra` pool, one seeding the node labeller's rules, the only leader of the container toolkit).",
             "additionalProperties": pool,
         }
     return schema
@@ -346,7 +346,7 @@ def values_yaml(values: dict[str, Any], schema: dict[str, Any], fixed: set[tuple
     for path, value, leaf in _walk(values, schema):
         desc, _ = _describe(schema, path)
         if path[:2] == ("driver", "pools") and len(path) == 3:
-            desc = f"Driver settings of node pool {path[2]} (its DaemonSet); null removes the pool."
+            desc = f"Driver settings of node pool {path[2]} (its DaemonSet); null removes the pool, unless a derived value counts it (then rebuild)."
         if path in fixed:
             desc = (desc + " " if desc else "") + "(build-time: fixed in the templates; change the policy and rebuild.)"
         pad = "  " * (len(path) - 1)

@@ -49,7 +49,7 @@ NODE = "node"
 
 NODE_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "description": "What gpu-render derived from the pool's `nodePools` entry (OS, kernel, runtime) for the imitated operator release (build-time: change `nodePools` and rebuild).",
+    "description": "Derived: do not set. What gpu-render derived from the pool's `nodePools` entry (OS, kernel, runtime) for the imitated operator release (build-time: change `nodePools` and rebuild).",
     "properties": {
         "osTag": {"type": "string", "description": "OS suffix of the pool's images (`ID` + `VERSION_ID`, major only for RHEL-like systems where the release says so)."},
         "osSelector": {
