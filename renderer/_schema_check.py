@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = 'a4cece195862ef57dc695cabd9c3588fb1a8b83d2ea380b18ebb26326c5a0b21'
+SCHEMA_SHA256 = '416d72cbb1327d683c83f515f568b15396a608b8131dbb1406dbeab50887bc8b'
 VERSION = "2.22.3"
 from decimal import Decimal
 import re

@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from renderer.envfrom import value_from_warnings
 from renderer.merge import Located
 from renderer.problems import Problem, Severity, pointer_of
 
@@ -49,6 +50,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += text_rules(located)
     problems += image_rules(located, defaulted)
     problems += gitops_rules(located, cluster, defaulted)
+    problems += value_from_warnings(located)
     from renderer.resolve import with_defaults
 
     values = with_defaults(located.data) if defaulted is None else defaulted

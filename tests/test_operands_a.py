@@ -476,6 +476,30 @@ def test_toolkit_nri_mode_runtime_setup_per_release(release: str) -> None:
         assert volumes(p)["containerd-config"]["hostPath"]["path"] == "/etc/k0s"
 
 
+TOOLKIT_ASSET_ENV = ["ROOT", "NVIDIA_CONTAINER_RUNTIME_MODES_CDI_DEFAULT_KIND", "NVIDIA_VISIBLE_DEVICES", "TOOLKIT_PID_FILE"]
+TOOLKIT_CDI_ENV = ["CDI_ENABLED", "NVIDIA_RUNTIME_SET_AS_DEFAULT", "NVIDIA_CONTAINER_RUNTIME_MODE", "CRIO_CONFIG_MODE"]
+
+
+# v25.10 has no NRI plugin mode (its ClusterPolicy has no cdi.nriPluginEnabled)
+RELEASE_CDI = [(r, m) for r in ("v25.10", "v26.3", "v26.7") for m in ("off", "on", "nri") if (r, m) != ("v25.10", "nri")]
+
+
+@pytest.mark.parametrize(("release", "cdi"), RELEASE_CDI)
+@pytest.mark.parametrize("runtime", ["containerd", "crio", "docker"])
+def test_toolkit_env_order_is_the_operators(release: str, runtime: str, cdi: str) -> None:
+    """The asset's env first (NRI_NAMESPACE, from v26.3 on, last of it), then what
+    transformToolkit appends (the CDI names, or CRI-O's hook mode), then transformForRuntime's."""
+    settings = {"off": {"enabled": False}, "on": {"enabled": True}, "nri": {"enabled": True, "nriPluginEnabled": True}}[cdi]
+    m = model({"cluster": {"operatorRelease": release}, "cdi": settings}, pools=[{**UBUNTU, "runtime": runtime}])
+    names = [e["name"] for e in ctr(pod(ds(m, "container-toolkit")), "nvidia-container-toolkit-ctr")["env"]]
+    asset = TOOLKIT_ASSET_ENV + ([] if release == "v25.10" else ["NRI_NAMESPACE"])
+    if cdi == "off":
+        appended = ["CRIO_CONFIG_MODE"] if runtime == "crio" else []
+    else:
+        appended = TOOLKIT_CDI_ENV + (["ENABLE_NRI_PLUGIN"] if cdi == "nri" else [])
+    assert names[: len(asset) + len(appended) + 1] == [*asset, *appended, "RUNTIME"]
+
+
 # -- validator --------------------------------------------------------------------------------
 
 

@@ -223,12 +223,17 @@ def _env(model: Model, facts: dict[str, str]) -> tuple[list[Obj], list[Obj], lis
     tk = model.section("toolkit")
     cdi = model.section("cdi")
     install_dir = str(tk.get("installDir") or "/usr/local/nvidia")
-    pairs: list[tuple[str, str]] = [
+    # the asset's env (NRI_NAMESPACE from v26.3 on), then what transformToolkit sets on it
+    # (appended: the CDI names come after NRI_NAMESPACE)
+    env = c.env_list(
         ("ROOT", install_dir),
         ("NVIDIA_CONTAINER_RUNTIME_MODES_CDI_DEFAULT_KIND", "management.nvidia.com/gpu"),
         ("NVIDIA_VISIBLE_DEVICES", "void"),
         ("TOOLKIT_PID_FILE", "/run/nvidia/toolkit/toolkit.pid"),
-    ]
+    )
+    if model.release != "v25.10":
+        env.append(c.field_env("NRI_NAMESPACE", "metadata.namespace"))
+    pairs: list[tuple[str, str]] = []
     if cdi.get("enabled"):
         pairs += [
             ("CDI_ENABLED", "true"),
@@ -245,8 +250,8 @@ def _env(model: Model, facts: dict[str, str]) -> tuple[list[Obj], list[Obj], lis
     # runtime does not read (CRIO_CONFIG on containerd, RUNTIME_SOCKET on CRI-O) stays as written
     user = list(tk.get("env") or [])
     runtime_pairs, mounts, volumes = _runtime_env(model, facts)
-    env = c.env_list(*pairs)
-    env.append(c.field_env("NRI_NAMESPACE", "metadata.namespace"))
+    for name, value in pairs:
+        c.set_env(env, name, value)
     env = c.env_list(extra=[*env, *user])
     for name, value in runtime_pairs:
         c.set_env(env, name, value)
