@@ -385,6 +385,40 @@ def test_a_fleet_of_two_runtime_setups_keeps_the_toolkit_in_the_range(helm: str,
     _reproduced(helm, chart, plan(inputs), names)
 
 
+PLAIN_POOLS = """\
+# the fleet's pools without a runtimeConfig: no RUNTIME_CONFIG_SOURCE, one toolkit DaemonSet
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+  - name: rhel94
+    os: {id: rhel, version: "9.4"}
+    kernel: 5.14.0-427.37.1.el9_4.x86_64
+gitops: {destination: {name: plain-pools}}
+"""
+
+
+def test_a_fleet_whose_first_pool_sets_a_config_source_keeps_it_optional(helm: str, tmp_path: Path) -> None:
+    """A fleet whose first pool sets ``runtimeConfig.configSource``: the toolkit body is read
+    with that pool fact empty (``OPTIONAL_FACTS``), so it prints ``RUNTIME_CONFIG_SOURCE`` only
+    for a pool that has one, and clusters whose pools have none (or other ones) are reproduced."""
+    fleet = _fleet_values()
+    fleet["nodePools"][0]["runtimeConfig"] = {"configSource": "file=/etc/containerd/config.toml"}
+    (tmp_path / "values.yaml").write_text(yamlio.dump(fleet))
+    overlays = {"plain-pools": PLAIN_POOLS, **{name: SHAPES[name] for name in ("k3s-only", "k3s-rke2")}}
+    for name, text in overlays.items():
+        (tmp_path / "overlays" / name).mkdir(parents=True)
+        (tmp_path / "overlays" / name / "values.yaml").write_text(text)
+    inputs = read_inputs(tmp_path / "values.yaml", tmp_path / "overlays")
+    chart = _write(render(inputs), tmp_path / "out") / CHART
+    text = (chart / "templates" / "container-toolkit.yaml").read_text()
+    assert "{{- range $name, $pool := .Values.driver.pools }}" in text
+    assert "{{- if $pool.node.toolkitConfigSource }}" in text
+    p = plan(inputs)
+    assert normalise(_template(helm, chart)) == normalise(static_objects(p.base))
+    _reproduced(helm, chart, p, sorted(overlays))
+
+
 def test_schema_rejects_wrong_type_at_install_time(helm: str, example: Path) -> None:
     proc = subprocess.run(
         [helm, "template", "gpu-stack", str(example), "--set", "driver.enabled=maybe"],

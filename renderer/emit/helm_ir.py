@@ -40,6 +40,7 @@ from renderer.components.dra_common import TERMS
 from renderer.emit import helm_logic
 from renderer.emit.helm_values import (
     NODE,
+    OPTIONAL_FACTS,
     POOL_ATTR,
     POOL_NAMES_READ,
     POOL_ONLY,
@@ -2376,13 +2377,18 @@ def _added(path: Path, values: dict[str, Any]) -> bool:
 
 
 def synthetic_values(values: dict[str, Any]) -> dict[str, Any] | None:
-    """``values`` with the first node pool, renamed :data:`POOL`, as its only pool (None without pools)."""
+    """``values`` with the first node pool, renamed :data:`POOL`, as its only pool (None without
+    pools), its :data:`OPTIONAL_FACTS` empty."""
     names = pool_names(values)
     if not names:
         return None
     entries = [e for e in values.get("nodePools") or [] if isinstance(e, dict)]
     first = next((e for e in entries if e.get("name") in names), {"name": names[0]})
-    out = assign(values, POOLS, {POOL: get(values, (*POOLS, str(first["name"])))})
+    pool = get(values, (*POOLS, str(first["name"])))
+    node = pool.get(NODE) if isinstance(pool, dict) else None
+    if isinstance(node, dict) and any(node.get(k) for k in OPTIONAL_FACTS):  # read as a pool without them
+        pool = {**pool, NODE: {**node, **{k: "" for k in OPTIONAL_FACTS if k in node}}}
+    out = assign(values, POOLS, {POOL: pool})
     out["nodePools"] = [{**first, "name": POOL}]
     return out
 

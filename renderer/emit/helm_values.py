@@ -91,6 +91,13 @@ NODE_SCHEMA: dict[str, Any] = {
 }
 
 
+OPTIONAL_FACTS = ("toolkitConfigSource",)
+"""Pool facts whose empty value means "none" to the builder (no ``RUNTIME_CONFIG_SOURCE``
+entry): the range body is read with them empty, so that the template asks for each pool
+whether it has one, whatever the first pool says (the analysis varies an empty scalar that
+breaks its placeholder as "empty" / "set"; a set one it would print always)."""
+
+
 POOL_ONLY: dict[str, Any] = {"labels": {}, "annotations": {}, "nodeSelector": {}, "tolerations": [], "priorityClassName": ""}
 """Settings only a pool has (``nodePools[].driver``), with their empty value: every pool's chart
 values carry them, so that the one template body reads them for any pool."""
