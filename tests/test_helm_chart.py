@@ -419,6 +419,41 @@ def test_a_fleet_whose_first_pool_sets_a_config_source_keeps_it_optional(helm: s
     _reproduced(helm, chart, p, sorted(overlays))
 
 
+GATES_SHAPES = {
+    "gates": """\
+# DRA driver feature gates in a fleet that sets none: FEATURE_GATES printed from the map
+draDriver:
+  featureGates: {TimeSlicingSettings: true, IMEXDaemonsWithDNSNames: false}
+gitops: {destination: {name: gates}}
+""",
+    "mps-off": """\
+# MPSSupport named but off: the gate's text, and no MPS Role
+draDriver:
+  featureGates: {MPSSupport: false}
+gitops: {destination: {name: mps-off}}
+""",
+}
+
+
+def test_feature_gates_of_a_fleet_that_sets_none_are_reproduced(helm: str, tmp_path: Path) -> None:
+    """A fleet with a dra pool and no ``draDriver.featureGates``: the gates are printed from the
+    map (the ``joined`` helper: ``key=true,key=false`` in key order) inside
+    ``{{- if .Values.draDriver.featureGates }}``, so a cluster that sets some gets a values file,
+    and ``--set`` reaches them."""
+    fleet = yamlio.load((CASES / "dra-mixed" / "values.yaml").read_text())
+    del fleet["draDriver"]["featureGates"]
+    (tmp_path / "fleet.yaml").write_text(yamlio.dump(fleet))
+    chart, p = _fleet_of(tmp_path / "fleet", GATES_SHAPES, tmp_path / "fleet.yaml")
+    text = (chart / "templates" / "dra-driver.yaml").read_text()
+    assert text.count('value: {{ include "gpu-stack.joined" .Values.draDriver.featureGates | quote }}') == 3
+    assert normalise(_template(helm, chart)) == normalise(static_objects(p.base))
+    _reproduced(helm, chart, p, sorted(GATES_SHAPES))
+    got = _template(helm, chart, "--set", "draDriver.featureGates.TimeSlicingSettings=true,draDriver.featureGates.DynamicMIG=false")
+    controller = next(o for o in got if (o["kind"], o["metadata"]["name"]) == ("Deployment", "nvidia-dra-driver-controller"))
+    env = {e["name"]: e.get("value") for e in controller["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["FEATURE_GATES"] == "DynamicMIG=false,TimeSlicingSettings=true"
+
+
 def test_schema_rejects_wrong_type_at_install_time(helm: str, example: Path) -> None:
     proc = subprocess.run(
         [helm, "template", "gpu-stack", str(example), "--set", "driver.enabled=maybe"],
