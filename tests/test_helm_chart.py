@@ -263,6 +263,20 @@ nodePools:
       socket: /run/k3s/containerd/containerd.sock
 gitops: {destination: {name: k3s-only}}
 """,
+    "upgrade": """\
+# a pool's own upgrade budget: maxParallelUpgrades and maxUnavailable summed up in the pool fact
+# node.upgradeBudget (the smaller of the two; a percentage without a parallel limit)
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+    driver: {upgradePolicy: {maxParallelUpgrades: 3, maxUnavailable: 5}}
+  - name: rhel94
+    os: {id: rhel, version: "9.4"}
+    kernel: 5.14.0-427.37.1.el9_4.x86_64
+    driver: {upgradePolicy: {maxParallelUpgrades: 0, maxUnavailable: "10%"}}
+gitops: {destination: {name: upgrade}}
+""",
     "dra-add": """\
 # a dra pool in a fleet without one: the DRA stack's templates are there, gated on the derived
 # draDriver.enabled, and every device-plugin operand's node-selector terms are computed values
@@ -352,7 +366,7 @@ def test_clusters_of_other_shapes_are_reproduced(helm: str, tmp_path: Path) -> N
     file with which the chart gives exactly their render: a Rocky pool with a repository and a
     CA ConfigMap, GDS and GDRCopy on, another MIG strategy and default with a pool's own profile,
     a created plugin config with a pool's own config and device plugin args, a vGPU host pool, a
-    CRI-O pool beside a containerd one, a k3s and an RKE2 pool (their own runtimeConfig) beside
+    CRI-O pool beside a containerd one, pools with their own upgrade budget, a k3s and an RKE2 pool (their own runtimeConfig) beside
     plain containerd, a cluster whose only pool sets its own runtimeConfig, a dra pool added to
     a fleet without one. And in a fleet with a dra pool (the dra-mixed case): that pool's
     selector changed, a second dra pool, the dra pool removed."""
@@ -861,7 +875,7 @@ def test_a_knob_the_chart_cannot_vary_is_marked_build_time() -> None:
     "(build-time)" for it, while the switch (`gds.enabled`) stays settable (the knob matrix sets it)."""
     files = render(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
     readme = files[f"{CHART}/README.md"]
-    for key in ("gds.args", "gdrcopy.args", "driver.pools.rhel94.repoConfig.keys"):
+    for key in ("gds.args", "gdrcopy.args", "driver.pools.rhel94.repoConfig.keys", "driver.pools.rhel94.upgradePolicy.maxParallelUpgrades"):
         row = next(line for line in readme.splitlines() if line.startswith(f"| `{key}` |"))
         assert row.endswith("(build-time) |"), row
     for key in ("devicePlugin.enabled", "gds.enabled", "gdrcopy.enabled", "devicePlugin.args", "driver.pools.rhel94.repoConfig.configMapName"):

@@ -24,7 +24,7 @@ from renderer.emit import helm_ir
 from renderer.emit.helm_named import Helpers
 from renderer.emit.helm_readme import readme
 from renderer.emit.helm_text import CHART, template_text
-from renderer.emit.helm_values import DRA_ON, chart_values, overrides, pool_schema
+from renderer.emit.helm_values import DRA_ON, FACT_INPUTS, chart_values, get, overrides, pool_schema
 from renderer.jsondata import clone
 from renderer.model import Model
 from renderer.problems import GpuRenderError
@@ -185,7 +185,7 @@ def emit_fleet(fleet: Model, chart: Chart, summaries: dict[str, dict[str, str]],
             line = text.count("\n", 0, leak.start()) + 1
             raise ChartMismatch(f"templates/{tpl.name}.yaml:{line} holds the analysis placeholder {leak.group(0)} (a gpu-render bug)")
         files[f"{ROOT}/templates/{tpl.name}.yaml"] = text
-    fixed = sorted({path for tpl in templates for path in tpl.fixed})
+    fixed = sorted({path for tpl in templates for path in tpl.fixed} | _fact_inputs(values))
     skipped = {name: s["skipped"] for name, s in sorted(summaries.items()) if "skipped" in s}
     schema = chart_schema()
     files[f"{ROOT}/Chart.yaml"] = yamlio.dump_file([chart_yaml(fleet)])
@@ -393,6 +393,16 @@ def _on_demand(helpers: str, templates: str) -> str:
     blocks = helpers.split("\n\n")
     unused = [f'define "{CHART}.{name}"' for name in ON_DEMAND if f'include "{CHART}.{name}"' not in templates]
     return "\n\n".join(b for b in blocks if not any(u in b for u in unused))
+
+
+def _fact_inputs(values: dict[str, Any]) -> set[tuple[str, ...]]:
+    """Each pool's settings that a pool fact sums up at build time (:data:`FACT_INPUTS`): the
+    templates read the fact, so ``--set`` of them changes nothing (build-time)."""
+    pools = get(values, ("driver", "pools"))
+    out: set[tuple[str, ...]] = set()
+    for name in pools if isinstance(pools, dict) else ():
+        out |= {("driver", "pools", name, *key) for key in FACT_INPUTS if get(values, ("driver", "pools", name, *key)) is not None}
+    return out
 
 
 def _data(name: str) -> str:

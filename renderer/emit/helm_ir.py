@@ -2413,7 +2413,7 @@ def synthetic_values(values: dict[str, Any]) -> dict[str, Any] | None:
     pool = get(values, (*POOLS, str(first["name"])))
     node = pool.get(NODE) if isinstance(pool, dict) else None
     if isinstance(node, dict) and any(node.get(k) for k in OPTIONAL_FACTS):  # read as a pool without them
-        pool = {**pool, NODE: {**node, **{k: "" for k in OPTIONAL_FACTS if k in node}}}
+        pool = {**pool, NODE: {**node, **{k: v for k, v in OPTIONAL_FACTS.items() if k in node}}}
     out = assign(values, POOLS, {POOL: pool})
     out["nodePools"] = [{**first, "name": POOL}]
     return out
