@@ -433,6 +433,33 @@ def test_a_fleet_whose_first_pool_sets_a_config_source_keeps_it_optional(helm: s
     _reproduced(helm, chart, p, sorted(overlays))
 
 
+def test_a_fleet_whose_first_pool_is_a_vgpu_host_with_its_own_image_keeps_it_optional(helm: str, tmp_path: Path) -> None:
+    """A fleet whose first pool is a vGPU host naming its own image (``node.vgpuImage`` set):
+    the vGPU manager body is read with that fact empty (``OPTIONAL_FACTS``), so a cluster whose
+    host pool takes ``vgpuManager``'s image is reproduced."""
+    fleet = _fleet_values()
+    host = {"name": "vgpuhost", "os": {"id": "ubuntu", "version": "24.04"}, "kernel": "6.8.0-1015-nvidia", "driver": {"driverType": "vgpu-host-manager", "version": "595.10"}}
+    fleet["nodePools"].insert(0, host)
+    (tmp_path / "fleet.yaml").write_text(yamlio.dump(fleet))
+    own_off = """\
+# the host pool takes vgpuManager's image (node.vgpuImage empty)
+vgpuManager: {repository: registry.example.com/vgpu, version: "595.10"}
+nodePools:
+  - name: vgpuhost
+    os: {id: ubuntu, version: "24.04"}
+    kernel: 6.8.0-1015-nvidia
+    driver: {driverType: vgpu-host-manager}
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+gitops: {destination: {name: own-off}}
+"""
+    chart, p = _fleet_of(tmp_path / "fleet", {"own-off": own_off, "vgpu-host": SHAPES["vgpu-host"]}, tmp_path / "fleet.yaml")
+    assert "{{- range $name, $pool := .Values.driver.pools }}" in (chart / "templates" / "vgpu-manager.yaml").read_text()
+    assert normalise(_template(helm, chart)) == normalise(static_objects(p.base))
+    _reproduced(helm, chart, p, ["own-off", "vgpu-host"])
+
+
 GATES_SHAPES = {
     "gates": """\
 # DRA driver feature gates in a fleet that sets none: FEATURE_GATES printed from the map

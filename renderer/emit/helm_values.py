@@ -95,7 +95,7 @@ NODE_SCHEMA: dict[str, Any] = {
 }
 
 
-OPTIONAL_FACTS: dict[str, Any] = {"toolkitConfigSource": ""}
+OPTIONAL_FACTS: dict[str, Any] = {"toolkitConfigSource": "", "vgpuImage": ""}
 """Pool facts whose empty value means "none" to the builder (no ``RUNTIME_CONFIG_SOURCE``
 entry), with that value: the range body is read with them empty, so that the template asks for each pool
 whether it has one, whatever the first pool says (the analysis varies an empty scalar that
