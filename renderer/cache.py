@@ -245,7 +245,7 @@ def _tree_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
     from renderer.emit import helm_ir
 
     out: dict[str, tuple[type, tuple[str, ...]]] = {}
-    for cls in (helm_ir.Ref, helm_ir.Interp, helm_ir.Block, helm_ir.Splice, helm_ir.Derived, helm_ir.MergeBlock, helm_ir.Atom, helm_ir.Variant, helm_ir.Template):
+    for cls in (helm_ir.Ref, helm_ir.Interp, helm_ir.Block, helm_ir.Splice, helm_ir.Derived, helm_ir.Joined, helm_ir.MergeBlock, helm_ir.Atom, helm_ir.Variant, helm_ir.Template):
         out[cls.__name__] = (cls, tuple(f.name for f in fields(cls)))
     return out
 
@@ -335,7 +335,7 @@ def _check_node(node: Any) -> None:
     from renderer.emit import helm_ir
 
     ok = True
-    if isinstance(node, (helm_ir.Ref, helm_ir.Block)):
+    if isinstance(node, (helm_ir.Ref, helm_ir.Block, helm_ir.Joined)):
         ok = _is_path(node.path) and (not isinstance(node, helm_ir.Ref) or type(node.quote) is bool)
     elif isinstance(node, helm_ir.Splice):
         ok = _is_path(node.path) and type(node.is_map) is bool

@@ -64,6 +64,10 @@ class Pool:
     :data:`TOOLKIT_PATHS`). None: worked out from the pool's ``runtime`` and ``runtimeConfig``
     (:func:`renderer.components.container_toolkit.pool_paths`)."""
     selector_expressions: tuple[dict[str, Any], ...] = ()
+    upgrade_budget: int | str | None = None
+    """The driver DaemonSet's ``maxUnavailable`` from the pool's ``upgradePolicy`` (the chart's
+    ``node.upgradeBudget``; 0: OnDelete). None: worked out from the policy
+    (:func:`renderer.components.driver.upgrade_budget`)."""
     """``node_selector`` as node-affinity ``matchExpressions`` (``In`` one value, sorted by key)."""
 
     @property

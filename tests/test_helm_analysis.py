@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from renderer.components import COMPONENTS
-from renderer.emit import helm_ir
+from renderer.emit import helm_ir, helm_values
 from renderer.emit.helm import mask_generated, normalise, static_objects, templates_for
 from renderer.emit.helm_values import (
     POOL_ATTR,
@@ -135,12 +135,14 @@ def test_merged_maps_is_the_builders_merge() -> None:
 
 def test_integer_knobs_parsed_with_int_are_settable_and_compared_ones_are_not() -> None:
     """An integer knob's placeholder is a number ``int()`` passes through: the startup probe's
-    timings and the drain timeouts become values; ``maxParallelUpgrades``, which the builder
-    compares (``> 0``), takes another branch with it and stays fixed at build time."""
+    timings and the drain timeouts become values. ``maxParallelUpgrades``, which the builder
+    compares (``> 0``), is read only through the pool fact ``node.upgradeBudget`` (a value of
+    the body), and the chart marks it build-time (``helm_values.FACT_INPUTS``)."""
     _, templates = templates_for(_base(ROOT / "values.yaml", ROOT / "overlays"))
     (driver,) = [t for t in templates if t.name == "driver"]
     pool = ("driver", "pools", "ubuntu2204")
-    assert (*pool, "upgradePolicy", "maxParallelUpgrades") in driver.fixed
+    assert (*pool, "node", "upgradeBudget") in driver.knobs
+    assert (*pool, *helm_values.FACT_INPUTS[0]) == (*pool, "upgradePolicy", "maxParallelUpgrades")
     for key in [("startupProbe", "periodSeconds"), ("upgradePolicy", "drain", "timeoutSeconds"), ("upgradePolicy", "gpuPodDeletion", "timeoutSeconds")]:
         assert (*pool, *key) not in driver.fixed
         assert (*pool, *key) in driver.knobs

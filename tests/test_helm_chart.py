@@ -263,6 +263,20 @@ nodePools:
       socket: /run/k3s/containerd/containerd.sock
 gitops: {destination: {name: k3s-only}}
 """,
+    "upgrade": """\
+# a pool's own upgrade budget: maxParallelUpgrades and maxUnavailable summed up in the pool fact
+# node.upgradeBudget (the smaller of the two; a percentage without a parallel limit)
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+    driver: {upgradePolicy: {maxParallelUpgrades: 3, maxUnavailable: 5}}
+  - name: rhel94
+    os: {id: rhel, version: "9.4"}
+    kernel: 5.14.0-427.37.1.el9_4.x86_64
+    driver: {upgradePolicy: {maxParallelUpgrades: 0, maxUnavailable: "10%"}}
+gitops: {destination: {name: upgrade}}
+""",
     "dra-add": """\
 # a dra pool in a fleet without one: the DRA stack's templates are there, gated on the derived
 # draDriver.enabled, and every device-plugin operand's node-selector terms are computed values
@@ -352,7 +366,7 @@ def test_clusters_of_other_shapes_are_reproduced(helm: str, tmp_path: Path) -> N
     file with which the chart gives exactly their render: a Rocky pool with a repository and a
     CA ConfigMap, GDS and GDRCopy on, another MIG strategy and default with a pool's own profile,
     a created plugin config with a pool's own config and device plugin args, a vGPU host pool, a
-    CRI-O pool beside a containerd one, a k3s and an RKE2 pool (their own runtimeConfig) beside
+    CRI-O pool beside a containerd one, pools with their own upgrade budget, a k3s and an RKE2 pool (their own runtimeConfig) beside
     plain containerd, a cluster whose only pool sets its own runtimeConfig, a dra pool added to
     a fleet without one. And in a fleet with a dra pool (the dra-mixed case): that pool's
     selector changed, a second dra pool, the dra pool removed."""
@@ -423,6 +437,102 @@ def test_a_fleet_in_nri_mode_is_reproduced(helm: str, tmp_path: Path) -> None:
     other = copy.deepcopy(fleet)
     other["toolkit"] = {**(other.get("toolkit") or {}), "version": "v1.99.0"}
     assert normalise(_template(helm, chart, "--set", "toolkit.version=v1.99.0")) == normalise(_static(other))
+
+
+PLAIN_POOLS = """\
+# the fleet's pools without a runtimeConfig: no RUNTIME_CONFIG_SOURCE, one toolkit DaemonSet
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+  - name: rhel94
+    os: {id: rhel, version: "9.4"}
+    kernel: 5.14.0-427.37.1.el9_4.x86_64
+gitops: {destination: {name: plain-pools}}
+"""
+
+
+def test_a_fleet_whose_first_pool_sets_a_config_source_keeps_it_optional(helm: str, tmp_path: Path) -> None:
+    """A fleet whose first pool sets ``runtimeConfig.configSource``: the toolkit body is read
+    with that pool fact empty (``OPTIONAL_FACTS``), so it prints ``RUNTIME_CONFIG_SOURCE`` only
+    for a pool that has one, and clusters whose pools have none (or other ones) are reproduced."""
+    fleet = _fleet_values()
+    fleet["nodePools"][0]["runtimeConfig"] = {"configSource": "file=/etc/containerd/config.toml"}
+    (tmp_path / "values.yaml").write_text(yamlio.dump(fleet))
+    overlays = {"plain-pools": PLAIN_POOLS, **{name: SHAPES[name] for name in ("k3s-only", "k3s-rke2")}}
+    for name, text in overlays.items():
+        (tmp_path / "overlays" / name).mkdir(parents=True)
+        (tmp_path / "overlays" / name / "values.yaml").write_text(text)
+    inputs = read_inputs(tmp_path / "values.yaml", tmp_path / "overlays")
+    chart = _write(render(inputs), tmp_path / "out") / CHART
+    text = (chart / "templates" / "container-toolkit.yaml").read_text()
+    assert "{{- range $name, $pool := .Values.driver.pools }}" in text
+    assert "{{- if $pool.node.toolkitConfigSource }}" in text
+    p = plan(inputs)
+    assert normalise(_template(helm, chart)) == normalise(static_objects(p.base))
+    _reproduced(helm, chart, p, sorted(overlays))
+
+
+def test_a_fleet_whose_first_pool_is_a_vgpu_host_with_its_own_image_keeps_it_optional(helm: str, tmp_path: Path) -> None:
+    """A fleet whose first pool is a vGPU host naming its own image (``node.vgpuImage`` set):
+    the vGPU manager body is read with that fact empty (``OPTIONAL_FACTS``), so a cluster whose
+    host pool takes ``vgpuManager``'s image is reproduced."""
+    fleet = _fleet_values()
+    host = {"name": "vgpuhost", "os": {"id": "ubuntu", "version": "24.04"}, "kernel": "6.8.0-1015-nvidia", "driver": {"driverType": "vgpu-host-manager", "version": "595.10"}}
+    fleet["nodePools"].insert(0, host)
+    (tmp_path / "fleet.yaml").write_text(yamlio.dump(fleet))
+    own_off = """\
+# the host pool takes vgpuManager's image (node.vgpuImage empty)
+vgpuManager: {repository: registry.example.com/vgpu, version: "595.10"}
+nodePools:
+  - name: vgpuhost
+    os: {id: ubuntu, version: "24.04"}
+    kernel: 6.8.0-1015-nvidia
+    driver: {driverType: vgpu-host-manager}
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+gitops: {destination: {name: own-off}}
+"""
+    chart, p = _fleet_of(tmp_path / "fleet", {"own-off": own_off, "vgpu-host": SHAPES["vgpu-host"]}, tmp_path / "fleet.yaml")
+    assert "{{- range $name, $pool := .Values.driver.pools }}" in (chart / "templates" / "vgpu-manager.yaml").read_text()
+    assert normalise(_template(helm, chart)) == normalise(static_objects(p.base))
+    _reproduced(helm, chart, p, ["own-off", "vgpu-host"])
+
+
+GATES_SHAPES = {
+    "gates": """\
+# DRA driver feature gates in a fleet that sets none: FEATURE_GATES printed from the map
+draDriver:
+  featureGates: {TimeSlicingSettings: true, IMEXDaemonsWithDNSNames: false}
+gitops: {destination: {name: gates}}
+""",
+    "mps-off": """\
+# MPSSupport named but off: the gate's text, and no MPS Role
+draDriver:
+  featureGates: {MPSSupport: false}
+gitops: {destination: {name: mps-off}}
+""",
+}
+
+
+def test_feature_gates_of_a_fleet_that_sets_none_are_reproduced(helm: str, tmp_path: Path) -> None:
+    """A fleet with a dra pool and no ``draDriver.featureGates``: the gates are printed from the
+    map (the ``joined`` helper: ``key=true,key=false`` in key order) inside
+    ``{{- if .Values.draDriver.featureGates }}``, so a cluster that sets some gets a values file,
+    and ``--set`` reaches them."""
+    fleet = yamlio.load((CASES / "dra-mixed" / "values.yaml").read_text())
+    del fleet["draDriver"]["featureGates"]
+    (tmp_path / "fleet.yaml").write_text(yamlio.dump(fleet))
+    chart, p = _fleet_of(tmp_path / "fleet", GATES_SHAPES, tmp_path / "fleet.yaml")
+    text = (chart / "templates" / "dra-driver.yaml").read_text()
+    assert text.count('value: {{ include "gpu-stack.joined" .Values.draDriver.featureGates | quote }}') == 3
+    assert normalise(_template(helm, chart)) == normalise(static_objects(p.base))
+    _reproduced(helm, chart, p, sorted(GATES_SHAPES))
+    got = _template(helm, chart, "--set", "draDriver.featureGates.TimeSlicingSettings=true,draDriver.featureGates.DynamicMIG=false")
+    controller = next(o for o in got if (o["kind"], o["metadata"]["name"]) == ("Deployment", "nvidia-dra-driver-controller"))
+    env = {e["name"]: e.get("value") for e in controller["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["FEATURE_GATES"] == "DynamicMIG=false,TimeSlicingSettings=true"
 
 
 def test_schema_rejects_wrong_type_at_install_time(helm: str, example: Path) -> None:
@@ -924,7 +1034,7 @@ def test_a_knob_the_chart_cannot_vary_is_marked_build_time() -> None:
     "(build-time)" for it, while the switch (`gds.enabled`) stays settable (the knob matrix sets it)."""
     files = render(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
     readme = files[f"{CHART}/README.md"]
-    for key in ("gds.args", "gdrcopy.args", "driver.pools.rhel94.repoConfig.keys"):
+    for key in ("gds.args", "gdrcopy.args", "driver.pools.rhel94.repoConfig.keys", "driver.pools.rhel94.upgradePolicy.maxParallelUpgrades"):
         row = next(line for line in readme.splitlines() if line.startswith(f"| `{key}` |"))
         assert row.endswith("(build-time) |"), row
     for key in ("devicePlugin.enabled", "gds.enabled", "gdrcopy.enabled", "devicePlugin.args", "driver.pools.rhel94.repoConfig.configMapName"):

@@ -24,7 +24,13 @@ from renderer.emit import helm_ir
 from renderer.emit.helm_named import Helpers
 from renderer.emit.helm_readme import readme
 from renderer.emit.helm_text import CHART, template_text
-from renderer.emit.helm_values import DRA_ON, build_time_keys, chart_values, overrides, pool_schema
+from renderer.emit.helm_values import (
+    DRA_ON,
+    build_time_keys,
+    chart_values,
+    overrides,
+    pool_schema,
+)
 from renderer.jsondata import clone
 from renderer.model import Model
 from renderer.problems import GpuRenderError
@@ -204,7 +210,8 @@ def emit_fleet(fleet: Model, chart: Chart, summaries: dict[str, dict[str, str]],
         skipped=skipped,
     )
     if helpers is not None:
-        files[HELPERS] = _data("chart_helpers.tpl")
+        used = "".join(text for path, text in files.items() if path.startswith(f"{ROOT}/templates/"))
+        files[HELPERS] = _on_demand(_data("chart_helpers.tpl"), used)
         shared = helpers.text()
         if shared:
             files[HELPERS] += "\n{{/* Parts the components share, printed once. */}}\n" + shared
@@ -379,6 +386,19 @@ def values_table(values: dict[str, Any], schema: dict[str, Any], fixed: set[tupl
             }
         )
     return rows
+
+
+ON_DEMAND = ("joined",)
+"""Helpers of chart_helpers.tpl written only when a template includes them (the DRA driver's
+gates are build-time text in a fleet that sets some)."""
+
+
+def _on_demand(helpers: str, templates: str) -> str:
+    """``helpers`` without the :data:`ON_DEMAND` blocks (comment and ``define``, between blank
+    lines) that no template includes."""
+    blocks = helpers.split("\n\n")
+    unused = [f'define "{CHART}.{name}"' for name in ON_DEMAND if f'include "{CHART}.{name}"' not in templates]
+    return "\n\n".join(b for b in blocks if not any(u in b for u in unused))
 
 
 def _data(name: str) -> str:

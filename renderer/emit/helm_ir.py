@@ -40,6 +40,7 @@ from renderer.components.dra_common import TERMS
 from renderer.emit import helm_logic
 from renderer.emit.helm_values import (
     NODE,
+    OPTIONAL_FACTS,
     POOL_ATTR,
     POOL_NAMES_READ,
     POOL_ONLY,
@@ -68,6 +69,9 @@ that parses the knob still builds, and the number in the objects maps back to th
 negative so a knob the builder compares (``> 0``) takes another branch and fails the put-back
 check: it stays fixed at build time."""
 BLOCK_SID = re.compile(r"zzgrb\d{5}x")
+JOINED = re.compile(r"(zzgrb\d{5}x)=true")
+"""A map block's placeholder as the builders join a map of booleans into text (``{sid: sid}``
+as ``sid=true``): the DRA driver's ``FEATURE_GATES``, printed as :class:`Joined`."""
 SENTINEL = re.compile(r"zzgr[sb]\d{5}x|-98765\d{6}(?!\d)")
 HASHLIKE = re.compile(r"[0-9a-f]{8,}|[0-9]{6,}")
 Elem = str | tuple[str, str]
@@ -111,6 +115,21 @@ class Interp:
     """Text with values inside: literal parts and Refs."""
 
     parts: tuple[str | Ref, ...]
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A values map of booleans as text: ``key=true`` / ``key=false`` in key order, joined
+    with commas (:func:`joined_text`); the ``joined`` helper of chart_helpers.tpl prints it."""
+
+    path: Path
+
+
+def joined_text(value: Any) -> str:
+    """A map of booleans as the builders join it (``dra_driver.feature_gates``), and as Helm's
+    ``range`` over a map gives it: keys sorted."""
+    items = value.items() if isinstance(value, dict) else ()
+    return ",".join(f"{k}={'true' if v else 'false'}" for k, v in sorted(items))
 
 
 @dataclass(frozen=True)
@@ -307,7 +326,7 @@ def _block_text(text: str) -> bool:
     """Is ``text`` made from a block placeholder: its ``str()`` (``"{'zzgrb00012x': ..."``), or
     its key joined into other text (``"zzgrb00012x=true"``)? A string that is the sentinel
     alone is the placeholder's own key or value, where the block itself stands."""
-    return "zzgrb" in text and BLOCK_SID.fullmatch(text) is None
+    return "zzgrb" in text and BLOCK_SID.fullmatch(text) is None and JOINED.fullmatch(text) is None
 
 
 def _text_of_block(node: Any) -> bool:
@@ -472,6 +491,9 @@ class Sentinels:
         if isinstance(node, str) and _has_sid(node):
             if node in self.value and node.startswith("zzgrs"):
                 return self.value[node]
+            joined = JOINED.fullmatch(node)
+            if joined is not None and isinstance(self.value.get(joined.group(1)), dict):
+                return joined_text(self.value[joined.group(1)])
             return SENTINEL.sub(lambda m: str(self.value.get(m.group(0), m.group(0))), node)
         return node
 
@@ -2012,9 +2034,12 @@ def _convert_item(item: Any, sent: Sentinels) -> Any:
     return _convert(item, sent)
 
 
-def _convert_text(node: str, sent: Sentinels) -> Ref | Interp:
+def _convert_text(node: str, sent: Sentinels) -> Ref | Interp | Joined:
     if node in sent.knob and node.startswith("zzgrs"):
         return Ref(sent.knob[node], isinstance(sent.value[node], str))
+    joined = JOINED.fullmatch(node)
+    if joined is not None and isinstance(sent.value.get(joined.group(1)), dict):
+        return Joined(sent.knob[joined.group(1)])
     parts: list[str | Ref] = []
     pos = 0
     for m in SENTINEL.finditer(node):
@@ -2061,6 +2086,8 @@ def evaluate(node: Any, values: dict[str, Any]) -> Any:
         return copy.deepcopy(_read(values, node.path))
     if isinstance(node, Derived):
         return _read_generated(values, node.key)
+    if isinstance(node, Joined):
+        return joined_text(_read(values, node.path))
     if isinstance(node, Interp):
         return "".join(p if isinstance(p, str) else str(_read(values, p.path)) for p in node.parts)
     if isinstance(node, dict):
@@ -2378,13 +2405,18 @@ def _added(path: Path, values: dict[str, Any]) -> bool:
 
 
 def synthetic_values(values: dict[str, Any]) -> dict[str, Any] | None:
-    """``values`` with the first node pool, renamed :data:`POOL`, as its only pool (None without pools)."""
+    """``values`` with the first node pool, renamed :data:`POOL`, as its only pool (None without
+    pools), its :data:`OPTIONAL_FACTS` empty."""
     names = pool_names(values)
     if not names:
         return None
     entries = [e for e in values.get("nodePools") or [] if isinstance(e, dict)]
     first = next((e for e in entries if e.get("name") in names), {"name": names[0]})
-    out = assign(values, POOLS, {POOL: get(values, (*POOLS, str(first["name"])))})
+    pool = get(values, (*POOLS, str(first["name"])))
+    node = pool.get(NODE) if isinstance(pool, dict) else None
+    if isinstance(node, dict) and any(node.get(k) for k in OPTIONAL_FACTS):  # read as a pool without them
+        pool = {**pool, NODE: {**node, **{k: v for k, v in OPTIONAL_FACTS.items() if k in node}}}
+    out = assign(values, POOLS, {POOL: pool})
     out["nodePools"] = [{**first, "name": POOL}]
     return out
 

@@ -29,6 +29,7 @@ from renderer.emit.helm_ir import (
     Cond,
     Derived,
     Interp,
+    Joined,
     MergeBlock,
     Ref,
     Splice,
@@ -289,6 +290,8 @@ def _scalar(node: Any) -> str | None:
         return "{{ ." + node.name + " | quote }}"
     if isinstance(node, Derived) and not node.block:
         return "{{ " + derived_expr(node) + " | quote }}"
+    if isinstance(node, Joined):
+        return "{{ " + f'include "{CHART}.{JOINED}" {values_expr(node.path)}' + " | quote }}"
     if isinstance(node, Ref):
         return "{{ " + ref_expr(node, True) + (" | quote }}" if node.quote else " }}")
     if isinstance(node, Interp):
@@ -324,6 +327,10 @@ def _key(key: str) -> str:
 def _conds(node: Any) -> list[Cond] | None:
     return [c for c, _ in node.cases] if isinstance(node, Variant) else None
 
+
+JOINED = "joined"
+"""The named template (renderer/data/chart_helpers.tpl) printing a values map of booleans as
+``key=true,key=false`` (``helm_ir.joined_text``)."""
 
 MERGED = "merged"
 """The named template (renderer/data/chart_helpers.tpl) printing values maps merged as the
@@ -657,7 +664,7 @@ INLINE = 136
 
 def _inline_scalar(case: Any) -> str | None:
     """A variant's case as text in the value's place: a value, or a one-line literal scalar."""
-    if isinstance(case, (Ref, Derived, Param)) or (isinstance(case, Interp) and _scalar(case)):
+    if isinstance(case, (Ref, Derived, Param, Joined)) or (isinstance(case, Interp) and _scalar(case)):
         text = _scalar(case)
         return text if text is not None and "\n" not in text else None
     if isinstance(case, (dict, list, Variant, Splice, Block, MergeBlock)) or case is MISSING or _multiline(case):

@@ -40,8 +40,14 @@ but not the toolkit would be a silent half of a change."""
 
 
 def build_time_keys(values: dict[str, Any]) -> set[Path]:
-    """The keys of :data:`RESOLVED_INTO_POOLS` when the chart values have pools, else none."""
-    return set(RESOLVED_INTO_POOLS) if pool_names(values) else set()
+    """The keys resolved into the pools' facts at build time, which the chart reads nowhere: those
+    of :data:`RESOLVED_INTO_POOLS` when the chart values have pools, and each pool's own
+    settings of :data:`FACT_INPUTS` that it sets."""
+    names = pool_names(values)
+    out = set(RESOLVED_INTO_POOLS) if names else set()
+    for name in names:
+        out |= {("driver", "pools", name, *key) for key in FACT_INPUTS if get(values, ("driver", "pools", name, *key)) is not None}
+    return out
 
 
 NODE = "node"
@@ -95,6 +101,10 @@ NODE_SCHEMA: dict[str, Any] = {
                 ("toolkitConfigSource", "The toolkit's RUNTIME_CONFIG_SOURCE, a `file=` source read under /host (empty: none)"),
             )
         },
+        "upgradeBudget": {
+            "type": ["integer", "string"],
+            "description": "The driver DaemonSet's `maxUnavailable` from the pool's `upgradePolicy` (the smaller of `maxParallelUpgrades` and `maxUnavailable`, a percentage when there is no parallel limit); 0 keeps OnDelete.",
+        },
         "selectorExpressions": {
             "type": "array",
             "items": {"type": "object"},
@@ -103,6 +113,18 @@ NODE_SCHEMA: dict[str, Any] = {
     },
     "additionalProperties": False,
 }
+
+
+OPTIONAL_FACTS: dict[str, Any] = {"toolkitConfigSource": "", "vgpuImage": ""}
+"""Pool facts whose empty value means "none" to the builder (no ``RUNTIME_CONFIG_SOURCE``
+entry), with that value: the range body is read with them empty, so that the template asks for each pool
+whether it has one, whatever the first pool says (the analysis varies an empty scalar that
+breaks its placeholder as "empty" / "set"; a set one it would print always)."""
+
+
+FACT_INPUTS = (("upgradePolicy", "maxParallelUpgrades"), ("upgradePolicy", "maxUnavailable"))
+"""Pool settings the builder reads only through a pool fact (``node.upgradeBudget``, the driver
+DaemonSet's ``maxUnavailable``): build-time keys of each pool, like the fact."""
 
 
 POOL_ONLY: dict[str, Any] = {"labels": {}, "annotations": {}, "nodeSelector": {}, "tolerations": [], "priorityClassName": ""}
@@ -124,6 +146,7 @@ def chart_values(model: Model) -> dict[str, Any]:
     """The chart values of ``model``: new maps down to ``driver.pools.<pool>``, the rest shared
     with the model (every cluster's values are read, never changed; copy before changing)."""
     from renderer.components.container_toolkit import pool_groups, pool_paths
+    from renderer.components.driver import upgrade_budget
     from renderer.driverimage import pool_facts
 
     values: dict[str, Any] = dict(model.values)
@@ -138,7 +161,8 @@ def chart_values(model: Model) -> dict[str, Any]:
         settings.pop("pools", None)
         leader, name, terms = toolkit[pool.name]
         grouping = {"toolkitLeader": leader, "toolkitDaemonSet": name, "toolkitTerms": [dict(t) for t in terms]}
-        settings[NODE] = {**pool_facts(model.values, pool), **grouping, **pool_paths(model, pool)}
+        budget = {"upgradeBudget": upgrade_budget(settings.get("upgradePolicy") or {})}
+        settings[NODE] = {**pool_facts(model.values, pool), **grouping, **pool_paths(model, pool), **budget}
         pools[pool.name] = settings
     driver["pools"] = pools
     values["draDriver"] = {DRA_ON: model.dra, **(values.get("draDriver") or {})}
