@@ -9,6 +9,7 @@ from typing import Any
 from renderer.envfrom import value_from_warnings
 from renderer.merge import Located
 from renderer.problems import Problem, Severity, pointer_of
+from renderer.releasegate import release_rules
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 """Used with ``fullmatch`` only (``$`` would accept a trailing newline)."""
@@ -54,6 +55,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     from renderer.resolve import with_defaults
 
     values = with_defaults(located.data) if defaulted is None else defaulted
+    problems += release_rules(located, values)
     problems += sharing_rules(located, values)
     problems += copy_rules(located, values)
     return problems

@@ -97,6 +97,14 @@ class Model:
         return str(self.values["cluster"]["operatorRelease"])
 
     @property
+    def nri_plugin(self) -> bool:
+        """NRI plugin mode (``cdi.nriPluginEnabled``), on the releases whose ClusterPolicy has the
+        key: older ones prune it (warned about by :mod:`renderer.releasegate`)."""
+        from renderer.releasegate import ADDED_IN, has
+
+        return bool(self.section("cdi").get("nriPluginEnabled")) and has(self.release, ADDED_IN["/cdi/nriPluginEnabled"])
+
+    @property
     def dra_pools(self) -> tuple[Pool, ...]:
         """The pools whose GPUs the NVIDIA DRA driver allocates (``resourceAllocation: dra``)."""
         return tuple(p for p in self.pools if p.resource_allocation == "dra")

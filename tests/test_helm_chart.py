@@ -1064,3 +1064,15 @@ def test_a_true_false_choice_is_its_condition_only_where_that_is_a_boolean() -> 
     assert helm_text._inline(choice("false", Atom(text, "is", False)), "k: ") == "k: {{ if .Values.a.name }}'true'{{ else }}'false'{{ end }}"
     assert helm_text._inline(choice("false", Atom(flag, "is", False)), "k: ") == "k: {{ .Values.a.flag | quote }}"
     helm_text.BOOLEANS.clear()
+
+
+def test_a_v25_10_fleet_with_nri_set_is_reproduced_without_nri(helm: str, tmp_path: Path) -> None:
+    """On v25.10 `cdi.nriPluginEnabled` is pruned by the operator's CRD: the render has no NRI
+    mode (a warning at the key), and so has the chart from its own values."""
+    fleet = _fleet_values()
+    fleet["cluster"] = {**fleet["cluster"], "operatorRelease": "v25.10"}
+    fleet["cdi"] = {**(fleet.get("cdi") or {}), "enabled": True, "nriPluginEnabled": True}
+    (tmp_path / "values.yaml").write_text(yamlio.dump(fleet))
+    chart = _write(render(read_inputs(tmp_path / "values.yaml", None)), tmp_path / "out") / CHART
+    assert normalise(_template(helm, chart)) == normalise(_static(fleet))
+    assert "nvidia.cdi.k8s.io" not in json.dumps(_static(fleet))

@@ -342,7 +342,7 @@ def apply_container_settings(ctr: Obj, section: dict[str, Any], *, env: bool = T
 
 def nri_annotations(model: Model, *containers: str) -> dict[str, str]:
     """In NRI plugin mode, operand containers get their GPUs by CDI annotation, not a runtime class."""
-    if not model.section("cdi").get("nriPluginEnabled"):
+    if not model.nri_plugin:
         return {}
     return {f"nvidia.cdi.k8s.io/container.{c}": "management.nvidia.com/gpu=all" for c in containers}
 
@@ -481,7 +481,7 @@ def cluster_runtime(model: Model) -> str:
 def runtime_class_name(model: Model) -> str | None:
     """The runtime class operand pods use, or None where the operator would not set one."""
     cdi = model.section("cdi")
-    if cdi.get("nriPluginEnabled"):
+    if model.nri_plugin:
         return None
     if not cdi.get("enabled") and cluster_runtime(model) == "crio":
         return None

@@ -177,7 +177,7 @@ def _runtime_env(model: Model, facts: dict[str, str]) -> tuple[list[tuple[str, s
     pairs: list[tuple[str, str]] = [("RUNTIME", rt)]
     mounts: list[Obj] = []
     volumes: list[Obj] = []
-    nri = bool(model.section("cdi").get("nriPluginEnabled"))
+    nri = model.nri_plugin
     if nri and model.release == "v26.7":
         # v26.7 (transformForRuntime): in NRI mode the installer configures no runtime, so
         # neither the runtime class, the config files nor the socket are set or mounted
@@ -241,7 +241,7 @@ def _env(model: Model, facts: dict[str, str]) -> tuple[list[Obj], list[Obj], lis
             ("NVIDIA_CONTAINER_RUNTIME_MODE", "cdi"),
             ("CRIO_CONFIG_MODE", "config"),
         ]
-        if cdi.get("nriPluginEnabled"):
+        if model.nri_plugin:
             pairs.append(("ENABLE_NRI_PLUGIN", "true"))
     elif facts["toolkitRuntime"] == "crio":
         pairs.append(("CRIO_CONFIG_MODE", "hook"))

@@ -11,7 +11,7 @@ from renderer.model import Model
 
 def nri_annotation(model: Model, container: str) -> dict[str, str]:
     """In NRI plugin mode the operator asks for the GPU by pod annotation, not runtime class."""
-    if not model.section("cdi").get("nriPluginEnabled"):
+    if not model.nri_plugin:
         return {}
     return {f"nvidia.cdi.k8s.io/container.{container}": "management.nvidia.com/gpu=all"}
 

@@ -17,7 +17,7 @@ def _runtime_class(name: str) -> Obj:
 
 def enabled(model: Model) -> bool:
     """No RuntimeClass at all in NRI plugin mode, as with the operator."""
-    return not model.section("cdi").get("nriPluginEnabled", False)
+    return not model.nri_plugin
 
 
 def build(model: Model) -> list[Obj]:
