@@ -242,16 +242,16 @@ class _Bad(Exception):
 def _tree_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
     from dataclasses import fields
 
-    from renderer.emit import helm_ir
+    from renderer.emit import helm_tree
 
     out: dict[str, tuple[type, tuple[str, ...]]] = {}
-    for cls in (helm_ir.Ref, helm_ir.Interp, helm_ir.Block, helm_ir.Splice, helm_ir.Derived, helm_ir.Joined, helm_ir.MergeBlock, helm_ir.Atom, helm_ir.Variant, helm_ir.Template):
+    for cls in (helm_tree.Ref, helm_tree.Interp, helm_tree.Block, helm_tree.Splice, helm_tree.Derived, helm_tree.Joined, helm_tree.MergeBlock, helm_tree.Atom, helm_tree.Variant, helm_tree.Template):
         out[cls.__name__] = (cls, tuple(f.name for f in fields(cls)))
     return out
 
 
 def _enc(value: Any, classes: dict[type, tuple[str, ...]]) -> Any:
-    from renderer.emit import helm_ir, helm_values
+    from renderer.emit import helm_tree, helm_values
 
     kind = type(value)
     if value is None or kind in (bool, int, str):
@@ -271,7 +271,7 @@ def _enc(value: Any, classes: dict[type, tuple[str, ...]]) -> Any:
         if all(type(k) is str for k in value):
             return {"d": {k: _enc(v, classes) for k, v in value.items()}}
         return {"p": [[_enc(k, classes), _enc(v, classes)] for k, v in value.items()]}
-    if value is helm_ir.MISSING:
+    if value is helm_tree.MISSING:
         return {"m": 0}
     if value is helm_values.REMOVE:
         return {"r": 0}
@@ -282,7 +282,7 @@ def _enc(value: Any, classes: dict[type, tuple[str, ...]]) -> Any:
 
 
 def _dec(node: Any, classes: dict[str, tuple[type, tuple[str, ...]]], depth: int) -> Any:
-    from renderer.emit import helm_ir, helm_values
+    from renderer.emit import helm_tree, helm_values
 
     if depth > 200:
         raise _Bad("nested too deep")
@@ -302,7 +302,7 @@ def _dec(node: Any, classes: dict[str, tuple[type, tuple[str, ...]]], depth: int
         return made
     ((tag, body),) = node.items()
     if tag == "m" and body == 0:
-        return helm_ir.MISSING
+        return helm_tree.MISSING
     if tag == "r" and body == 0:
         return helm_values.REMOVE
     if tag in ("l", "t", "s") and type(body) is list:
@@ -325,31 +325,31 @@ def _is_path(value: Any) -> bool:
 
 
 def _is_cond(value: Any) -> bool:
-    from renderer.emit import helm_ir
+    from renderer.emit import helm_tree
 
-    return type(value) is tuple and all(type(c) is tuple and all(type(a) is helm_ir.Atom for a in c) for c in value)
+    return type(value) is tuple and all(type(c) is tuple and all(type(a) is helm_tree.Atom for a in c) for c in value)
 
 
 def _check_node(node: Any) -> None:
     """The field types of one node of the template tree (its constructor checks none)."""
-    from renderer.emit import helm_ir
+    from renderer.emit import helm_tree
 
     ok = True
-    if isinstance(node, (helm_ir.Ref, helm_ir.Block, helm_ir.Joined)):
-        ok = _is_path(node.path) and (not isinstance(node, helm_ir.Ref) or type(node.quote) is bool)
-    elif isinstance(node, helm_ir.Splice):
+    if isinstance(node, (helm_tree.Ref, helm_tree.Block, helm_tree.Joined)):
+        ok = _is_path(node.path) and (not isinstance(node, helm_tree.Ref) or type(node.quote) is bool)
+    elif isinstance(node, helm_tree.Splice):
         ok = _is_path(node.path) and type(node.is_map) is bool
-    elif isinstance(node, helm_ir.Interp):
-        ok = type(node.parts) is tuple and all(type(p) in (str, helm_ir.Ref) for p in node.parts)
-    elif isinstance(node, helm_ir.Derived):
+    elif isinstance(node, helm_tree.Interp):
+        ok = type(node.parts) is tuple and all(type(p) in (str, helm_tree.Ref) for p in node.parts)
+    elif isinstance(node, helm_tree.Derived):
         ok = type(node.key) is str and type(node.block) is bool
-    elif isinstance(node, helm_ir.MergeBlock):
+    elif isinstance(node, helm_tree.MergeBlock):
         ok = type(node.paths) is tuple and all(_is_path(p) for p in node.paths)
-    elif isinstance(node, helm_ir.Atom):
+    elif isinstance(node, helm_tree.Atom):
         ok = _is_path(node.path) and node.op in ("is", "eq", "ne", "in")
-    elif isinstance(node, helm_ir.Variant):
+    elif isinstance(node, helm_tree.Variant):
         ok = type(node.cases) is list and all(type(c) is tuple and len(c) == 2 and _is_cond(c[0]) for c in node.cases)
-    elif isinstance(node, helm_ir.Template):
+    elif isinstance(node, helm_tree.Template):
         ok = (
             type(node.name) is str
             and _is_cond(node.gate)
@@ -382,7 +382,7 @@ def chart_dumps(fleet: str, found: Any) -> bytes | None:
 
 def chart_loads(data: bytes, fleet: str) -> Any:
     """The kept ``templates_for`` result for ``fleet``, or None when ``data`` is anything else."""
-    from renderer.emit import helm_ir
+    from renderer.emit import helm_tree
 
     if len(data) > MAX_CACHE_BYTES:
         return None
@@ -396,7 +396,7 @@ def chart_loads(data: bytes, fleet: str) -> Any:
     if type(found) is not tuple or len(found) != 2:
         return None
     values, templates = found
-    if type(values) is not dict or type(templates) is not list or not all(type(t) is helm_ir.Template for t in templates):
+    if type(values) is not dict or type(templates) is not list or not all(type(t) is helm_tree.Template for t in templates):
         return None
     return found
 

@@ -17,7 +17,7 @@ Reads, as recorded (``Path`` tuples; ``v`` = ``model.values``, ``p`` = ``model.p
 * ``model.pools`` reads its length; each pool's fields are read one by one.
 * Views refuse to be changed (builders never write into the model).
 
-Each component keeps a decision tree over these reads (as ``helm_ir.EvalMemo`` does for
+Each component keeps a decision tree over these reads (as ``helm_eval.EvalMemo`` does for
 chart templates): a node names the next read, its children are keyed by the answer, a leaf
 holds the result. A cluster walks the tree doing only the reads; a miss renders for real and
 adds its branch.

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from renderer.components import COMPONENTS
-from renderer.emit import helm_ir, helm_values
+from renderer.emit import helm_eval, helm_ir, helm_tree, helm_values
 from renderer.emit.helm import mask_generated, normalise, static_objects, templates_for
 from renderer.emit.helm_values import (
     POOL_ATTR,
@@ -34,7 +34,7 @@ def _base(values: Path, overlays: Path) -> Any:
     return p.base
 
 
-def _shape(found: tuple[dict[str, Any], list[helm_ir.Template]]) -> str:
+def _shape(found: tuple[dict[str, Any], list[helm_tree.Template]]) -> str:
     values, templates = found
     return repr((values, [(t.name, t.gate, t.objects, sorted(t.fixed), sorted(t.knobs), t.derived, t.generated, t.pooled, t.pool_key, t.pool_derived) for t in templates]))
 
@@ -112,7 +112,7 @@ def test_values_maps_merged_into_one_map_merge_as_the_builders_do() -> None:
     pool["labels"] = {"team": "pool", "tier": "gpu"}
     os_key = next(iter(pool["node"]["osSelector"]))
     pool["nodeSelector"] = {os_key: "other", "zone": "a"}
-    got = normalise(mask_generated(helm_ir.render_templates(templates, values), templates))
+    got = normalise(mask_generated(helm_eval.render_templates(templates, values), templates))
     want = normalise(mask_generated(static_objects(model_of(values, "fleet")), templates))
     assert got == want
     ds = next(o for o in got.values() if o["kind"] == "DaemonSet" and o["metadata"]["labels"].get("tier") == "gpu")
@@ -125,12 +125,12 @@ def test_values_maps_merged_into_one_map_merge_as_the_builders_do() -> None:
 
 
 def test_merged_maps_is_the_builders_merge() -> None:
-    """helm_ir.merged_maps (what `gpu-stack.merged` prints): renderer.merge's rules, unlike
+    """helm_tree.merged_maps (what `gpu-stack.merged` prints): renderer.merge's rules, unlike
     Sprig's `merge` (which keeps a later map's `false`, `0`, `""` or `[]` out)."""
     fleet = {"limits": {"memory": "1Gi", "cpu": 2}, "requests": {"cpu": "1"}, "list": [1, 2], "off": True}
     own = {"limits": {"cpu": 0}, "requests": None, "list": [], "off": False}
-    assert helm_ir.merged_maps([fleet, None, own]) == deep_merge(fleet, own) == {"limits": {"memory": "1Gi", "cpu": 0}, "list": [], "off": False}
-    assert helm_ir.merged_maps([]) == {} and fleet["requests"] == {"cpu": "1"}
+    assert helm_tree.merged_maps([fleet, None, own]) == deep_merge(fleet, own) == {"limits": {"memory": "1Gi", "cpu": 0}, "list": [], "off": False}
+    assert helm_tree.merged_maps([]) == {} and fleet["requests"] == {"cpu": "1"}
 
 
 def test_integer_knobs_parsed_with_int_are_settable_and_compared_ones_are_not() -> None:

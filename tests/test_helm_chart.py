@@ -1047,7 +1047,7 @@ def test_a_true_false_choice_is_its_condition_only_where_that_is_a_boolean() -> 
     ``and`` / ``or`` / a bare value give one of their operands (a string's truthiness is no
     boolean), ``not`` is one whatever it is given."""
     from renderer.emit import helm_text
-    from renderer.emit.helm_ir import Atom, Variant
+    from renderer.emit.helm_tree import Atom, Variant
 
     flag, other, text = ("a", "flag"), ("a", "other"), ("a", "name")
     helm_text.BOOLEANS.clear()

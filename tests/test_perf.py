@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from renderer.emit import helm_ir
+from renderer.emit import helm_eval, helm_ir, helm_tree
 from renderer.emit.helm import generated_for, static_objects, templates_for
 from renderer.emit.helm_values import chart_values
 from renderer.inputs import read_inputs
@@ -22,7 +22,7 @@ def test_memoised_chart_evaluation_equals_fresh(folder: Path) -> None:
     p = plan(read_inputs(folder / "values.yaml", folder / "overlays"))
     assert p.base is not None
     base_values, templates = templates_for(p.base)
-    memo = helm_ir.EvalMemo()
+    memo = helm_eval.EvalMemo()
     cases = [base_values]
     for model in p.clusters.values():
         values = chart_values(model)
@@ -32,7 +32,7 @@ def test_memoised_chart_evaluation_equals_fresh(folder: Path) -> None:
         cases.append(values)
     # twice over: the second pass is answered from the memo alone
     for values in cases + cases:
-        assert helm_ir.render_templates(templates, values, memo) == helm_ir.render_templates(templates, values)
+        assert helm_eval.render_templates(templates, values, memo) == helm_eval.render_templates(templates, values)
     assert memo.hits >= len(cases) * len(templates)
 
 
@@ -50,8 +50,8 @@ def test_templates_survive_pickle(folder: Path) -> None:
     assert values2 == values
     assert templates2 == templates
     assert [template_text(t, "") for t in templates2] == [template_text(t, "") for t in templates]
-    assert helm_ir.render_templates(templates2, values2) == helm_ir.render_templates(templates, values)
-    assert pickle.loads(pickle.dumps(helm_ir.MISSING)) is helm_ir.MISSING
+    assert helm_eval.render_templates(templates2, values2) == helm_eval.render_templates(templates, values)
+    assert pickle.loads(pickle.dumps(helm_tree.MISSING)) is helm_tree.MISSING
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ from renderer import yamlio
 from renderer._version import __version__
 from renderer.components import COMPONENTS
 from renderer.components.common import Obj
-from renderer.emit import helm_ir
+from renderer.emit import helm_eval, helm_ir, helm_tree
 from renderer.emit.helm_named import Helpers
 from renderer.emit.helm_readme import readme
 from renderer.emit.helm_text import CHART, template_text
@@ -72,11 +72,11 @@ def static_objects(model: Model, objs: dict[str, list[Obj]] | None = None) -> li
     return [o for comp in objs.values() for o in comp]
 
 
-def _keep_crds(tpl: helm_ir.Template) -> None:
+def _keep_crds(tpl: helm_tree.Template) -> None:
     """CRDs live in templates/ (so upgrades reach them) but survive an uninstall."""
 
     def mark(node: Any) -> None:
-        if isinstance(node, helm_ir.Variant):
+        if isinstance(node, helm_tree.Variant):
             for _, case in node.cases:
                 mark(case)
         elif isinstance(node, dict) and node.get("kind") == "CustomResourceDefinition":
@@ -91,7 +91,7 @@ def _keep_crds(tpl: helm_ir.Template) -> None:
         mark(node)
 
 
-def templates_for(model: Model) -> tuple[dict[str, Any], list[helm_ir.Template]]:
+def templates_for(model: Model) -> tuple[dict[str, Any], list[helm_tree.Template]]:
     from renderer.schema import load_schema
 
     values = clone(chart_values(model))  # the analysis hands parts of it to builders: a copy of its own
@@ -104,22 +104,22 @@ def templates_for(model: Model) -> tuple[dict[str, Any], list[helm_ir.Template]]
     return values, templates
 
 
-def generated_for(templates: list[helm_ir.Template], static: list[Obj], values: dict[str, Any] | None = None) -> dict[str, Any]:
+def generated_for(templates: list[helm_tree.Template], static: list[Obj], values: dict[str, Any] | None = None) -> dict[str, Any]:
     """The computed values (digests) of a model's own render ``static``, keyed as the templates
     expect (``values``: the model's chart values, whose pools the per-pool ones are read for)."""
     real = {f"{o['kind']}/{o['metadata']['name']}": o for o in static}
     out: dict[str, Any] = {}
     for tpl in templates:
         for key, oid, path in tpl.derived:
-            found = helm_ir.tget(real.get(oid, helm_ir.MISSING), path) if oid in real else helm_ir.MISSING
-            if found is not helm_ir.MISSING:
-                out[key] = helm_ir.generated_value(found)
+            found = helm_tree.tget(real.get(oid, helm_tree.MISSING), path) if oid in real else helm_tree.MISSING
+            if found is not helm_tree.MISSING:
+                out[key] = helm_eval.generated_value(found)
         if tpl.pool_key and values is not None:
-            out.update(helm_ir.pooled_generated(tpl, values, real))
+            out.update(helm_eval.pooled_generated(tpl, values, real))
     return dict(sorted(out.items()))
 
 
-def mask_generated(objs: list[Obj], templates: list[helm_ir.Template]) -> list[Obj]:
+def mask_generated(objs: list[Obj], templates: list[helm_tree.Template]) -> list[Obj]:
     """Objects with every computed leaf blanked (to compare renders whose digests differ)."""
     out = clone(objs)
     where = {(oid, path) for tpl in templates for _, oid, path in tpl.derived}
@@ -140,22 +140,22 @@ class Chart:
     """The fleet's chart analysis: resolved values and the templates every cluster is checked with."""
 
     values: dict[str, Any]
-    templates: list[helm_ir.Template]
-    memo: helm_ir.EvalMemo = field(default_factory=helm_ir.EvalMemo)
+    templates: list[helm_tree.Template]
+    memo: helm_eval.EvalMemo = field(default_factory=helm_eval.EvalMemo)
 
 
-def analyse(fleet: Model, base_objs: dict[str, list[Obj]] | None = None, found: tuple[dict[str, Any], list[helm_ir.Template]] | None = None) -> Chart:
+def analyse(fleet: Model, base_objs: dict[str, list[Obj]] | None = None, found: tuple[dict[str, Any], list[helm_tree.Template]] | None = None) -> Chart:
     """The chart of the fleet render (``found``: a ``templates_for`` result the caller kept),
     checked against the static render."""
     if found is not None:  # kept by the cache: data that must reproduce the render, else redone
         try:
             kept = {k: v for k, v in found[0].items() if k != "generated"}
-            if kept == chart_values(fleet) and normalise(helm_ir.render_templates(found[1], found[0])) == normalise(static_objects(fleet, base_objs)):
+            if kept == chart_values(fleet) and normalise(helm_eval.render_templates(found[1], found[0])) == normalise(static_objects(fleet, base_objs)):
                 return Chart(found[0], found[1])
         except Exception:  # a cache file of the wrong shape is only a cache miss
             pass
     values, templates = templates_for(fleet)
-    if normalise(helm_ir.render_templates(templates, values)) != normalise(static_objects(fleet, base_objs)):
+    if normalise(helm_eval.render_templates(templates, values)) != normalise(static_objects(fleet, base_objs)):
         raise ChartMismatch("the chart's templates do not reproduce the fleet render (a gpu-render bug)")
     return Chart(values, templates)
 
@@ -229,7 +229,7 @@ def cluster_values(chart: Chart, name: str, model: Model, objs: dict[str, list[O
     if generated:
         values["generated"] = generated
     want = normalise(static)
-    got = normalise(helm_ir.render_templates(chart.templates, values, chart.memo))
+    got = normalise(helm_eval.render_templates(chart.templates, values, chart.memo))
     if got != want:
         differ = sorted({k[1] + "/" + k[3] for k in set(got) ^ set(want)} | {k[1] + "/" + k[3] for k in set(got) & set(want) if got[k] != want[k]})
         return None, ", ".join(differ[:5])

@@ -19,9 +19,10 @@ How a component becomes a template, with no per-component code:
    differences touch the same path are varied together (their product); the others are
    taken as independent.
 
-The result is a small tree (``Ref``, ``Interp``, ``Block``, ``Splice``, ``Variant``) that
-:mod:`renderer.emit.helm_text` prints as Go template text and :func:`evaluate` evaluates in
-Python, so every build checks that the chart reproduces the static render.
+The result is a small tree (:mod:`renderer.emit.helm_tree`: ``Ref``, ``Interp``, ``Block``,
+``Splice``, ``Variant``) that :mod:`renderer.emit.helm_text` prints as Go template text and
+:mod:`renderer.emit.helm_eval` evaluates in Python, so every build checks that the chart
+reproduces the static render.
 """
 
 from __future__ import annotations
@@ -31,13 +32,43 @@ import gc
 import itertools
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from renderer.components import Component
 from renderer.components.common import Obj
 from renderer.components.dra_common import TERMS
 from renderer.emit import helm_logic
+from renderer.emit.helm_eval import (
+    _template_objects,
+    generated_value,
+    pooled_generated,
+    pooled_objects,
+)
+from renderer.emit.helm_tree import (
+    MISSING,
+    NAME_KEY,
+    POOLS,
+    Atom,
+    Block,
+    Cond,
+    Conj,
+    Derived,
+    Interp,
+    Joined,
+    MergeBlock,
+    Ref,
+    Splice,
+    Template,
+    TPath,
+    Variant,
+    bool_text,
+    is_empty,
+    item_name,
+    joined_text,
+    merged_maps,
+    tget,
+)
 from renderer.emit.helm_values import (
     NODE,
     OPTIONAL_FACTS,
@@ -58,7 +89,6 @@ from renderer.emit.helm_values import (
     unwrap_sections,
 )
 from renderer.jsondata import clone
-from renderer.merge import deep_merge
 from renderer.model import Pool
 
 SCALAR = "zzgrs{:05d}x"
@@ -74,8 +104,6 @@ JOINED = re.compile(r"(zzgrb\d{5}x)=true")
 as ``sid=true``): the DRA driver's ``FEATURE_GATES``, printed as :class:`Joined`."""
 SENTINEL = re.compile(r"zzgr[sb]\d{5}x|-98765\d{6}(?!\d)")
 HASHLIKE = re.compile(r"[0-9a-f]{8,}|[0-9]{6,}")
-Elem = str | tuple[str, str]
-TPath = tuple[Elem, ...]
 MAX_PRODUCT = 64
 FEW = 16
 """Suspects of breaking placeholders up to this many are tried one by one (most suspects are
@@ -85,140 +113,9 @@ SHORTCUTS = True
 :meth:`Analysis._as_base`). Off, the analysis bisects every candidate and builds every variant
 (tests/test_helm_chart.py checks that both give the same templates)."""
 
-POOLS: Path = ("driver", "pools")
 POOL = SCALAR.format(99999)
 """Name of the one synthetic node pool whose objects are the body of ``range`` over ``driver.pools``
 (a sentinel: where it lands in the objects, the template gets ``$name``)."""
-NAME_KEY = "\x00name"
-"""``(*POOLS, POOL, NAME_KEY)``: the pool's name (``$name``), a path no values file can hold."""
-KEYS_KEY = "\x00keys"
-
-
-# --- the template tree ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Ref:
-    """A whole scalar taken from the values."""
-
-    path: Path
-    quote: bool
-    text: bool = False
-    """A boolean written as the string ``"true"`` / ``"false"`` (an env value that is the knob)."""
-    number: bool = False
-    """An integer knob: printed through ``int`` (Helm reads a values file's numbers as floats,
-    which print as ``1.2e+06``)."""
-
-
-@dataclass(frozen=True)
-class Interp:
-    """Text with values inside: literal parts and Refs."""
-
-    parts: tuple[str | Ref, ...]
-
-
-@dataclass(frozen=True)
-class Joined:
-    """A values map of booleans as text: ``key=true`` / ``key=false`` in key order, joined
-    with commas (:func:`joined_text`); the ``joined`` helper of chart_helpers.tpl prints it."""
-
-    path: Path
-
-
-def joined_text(value: Any) -> str:
-    """A map of booleans as the builders join it (``dra_driver.feature_gates``), and as Helm's
-    ``range`` over a map gives it: keys sorted."""
-    items = value.items() if isinstance(value, dict) else ()
-    return ",".join(f"{k}={'true' if v else 'false'}" for k, v in sorted(items))
-
-
-@dataclass(frozen=True)
-class Block:
-    """A whole collection from the values as a map entry's value; the entry is left out when empty."""
-
-    path: Path
-
-
-@dataclass(frozen=True)
-class Splice:
-    """Items of a values list (or entries of a values map) inserted among fixed ones. Two or
-    more map splices of one map are merged deeply (:func:`merged_maps`), a later one winning, in
-    the first one's place: they stand in the builder's precedence (:meth:`Analysis._precedence`)."""
-
-    path: Path
-    is_map: bool = False
-
-
-@dataclass(frozen=True)
-class Derived:
-    """A value gpu-render computes from the rendered objects (a config digest) or from the pool
-    list (``POOL_RULES``, node-selector terms): ``generated.<key>``."""
-
-    key: str
-    block: bool = False
-    """A collection (node-selector terms), printed with ``toYaml``; else a string."""
-
-
-@dataclass(frozen=True)
-class MergeBlock:
-    """A map entry made only of values maps merged together (deeply, a later one winning: the
-    builder's precedence); left out when the merge is empty."""
-
-    paths: tuple[Path, ...]
-
-
-@dataclass(frozen=True)
-class Atom:
-    path: Path
-    op: str  # "is": truthiness equals value; "eq" / "ne": (not) equals value; "in": one of value (a tuple)
-    value: Any
-
-
-Conj = tuple[Atom, ...]
-Cond = tuple[Conj, ...]  # disjunction of conjunctions
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "MISSING"
-
-    def __reduce__(self) -> str:
-        return "MISSING"  # unpickles as the module's one MISSING (templates compare it with `is`)
-
-
-MISSING: Any = _Missing()
-
-
-@dataclass
-class Variant:
-    """The node at one path, chosen by structural values: ``[(condition, node or MISSING)]``."""
-
-    cases: list[tuple[Cond, Any]]
-
-
-@dataclass
-class Template:
-    """One component's template: file-level gate plus objects keyed ``Kind/name``."""
-
-    name: str
-    gate: Cond
-    objects: dict[str, Any]
-    fixed: set[Path] = field(default_factory=set)
-    knobs: set[Path] = field(default_factory=set)
-    derived: list[tuple[str, str, TPath]] = field(default_factory=list)
-    """(generated key, object Kind/name, path in the object) of every computed value."""
-    generated: dict[str, Any] = field(default_factory=dict)
-    """Computed value per key: a string, or a collection (node-selector terms)."""
-    pooled: dict[str, Any] = field(default_factory=dict)
-    """Objects printed once per node pool, inside ``range $name, $pool := .Values.driver.pools``:
-    paths ``(*POOLS, pool_key, ...)`` are the pool's (``$pool...``), the rest the chart's (``$.Values``)."""
-    pool_key: str = ""
-    pool_derived: list[tuple[str, str, TPath]] = field(default_factory=list)
-    """(generated key with ``pool_key`` for the pool's name, pooled object key, path) of every
-    computed value of the pooled objects."""
-    booleans: frozenset[Path] = frozenset()
-    """The boolean knobs among those that make variants: a condition of these (and comparisons)
-    is itself a boolean, so a ``"true"`` / ``"false"`` it chooses prints as ``{{ cond | quote }}``."""
 
 
 # --- knobs ---------------------------------------------------------------------------
@@ -400,10 +297,6 @@ def _reads() -> tuple[Recorded, Recorded]:
     return Recorded(), Recorded()
 
 
-def _empty(value: Any) -> bool:
-    return value in ("", 0, None) or value == [] or value == {}
-
-
 # --- building and comparing ----------------------------------------------------------
 
 
@@ -520,7 +413,7 @@ class Sentinels:
                 continue
             sid = self.block_id(val) if not isinstance(val, list) else self._list_block(val)
             if sid is not None:
-                if not _empty(self.value[sid]):
+                if not is_empty(self.value[sid]):
                     out[key] = clone(self.value[sid])
                 continue
             out[key] = self.back(val)
@@ -561,31 +454,13 @@ class Sentinels:
         return None
 
 
-def _name(item: Any) -> str | None:
-    """Identity of a list item: its ``name``, or the sentinel of a spliced block."""
-    if isinstance(item, Variant):
-        return getattr(item, "name", None)
-    if not isinstance(item, dict):
-        return None
-    if len(item) == 1:
-        ((k, v),) = item.items()
-        if isinstance(k, str) and k == v and k.startswith("zzgrb"):
-            return k
-    name = item.get("name")
-    if "name" not in item and isinstance(item.get("port"), str):
-        name = item["port"]  # a ServiceMonitor endpoint: named by the Service port it scrapes
-    elif "name" not in item:
-        return "=" + repr(item)  # no name (an RBAC rule): its content is its identity
-    return name if isinstance(name, str) else None
-
-
 def _names(node: list[Any]) -> list[str | None]:
     """Identity of each item of a list: its name, ``name#k`` for the k-th item of one name
     (two volume mounts of one volume), None for an item without a name."""
     seen: dict[str, int] = {}
     out: list[str | None] = []
     for item in node:
-        name = _name(item)
+        name = item_name(item)
         if name is None:
             out.append(None)
             continue
@@ -608,8 +483,6 @@ def _keyed(node: Any) -> dict[str, Any] | None:
             return None
         out[name] = item
     return out
-
-
 
 
 def _whole_block(node: Any) -> bool:
@@ -650,40 +523,6 @@ def diff(a: Any, b: Any, path: TPath = ()) -> list[TPath]:
                 out += diff(ka[name], kb[name], (*path, ("@", name)))
         return out
     return [] if a == b else [path]
-
-
-def _item(node: list[Any], name: str) -> Any:
-    """The item of ``node`` that :func:`_names` names ``name``, stopping at it."""
-    seen: dict[str, int] = {}
-    for item in node:
-        found = _name(item)
-        if found is None:
-            continue
-        if isinstance(item, Variant):  # named by tset, occurrence included
-            raw, _, k = found.partition("#")
-            seen[raw] = max(seen.get(raw, 0), int(k or 1))
-        else:
-            count = seen[found] = seen.get(found, 0) + 1
-            if count > 1:
-                found = f"{found}#{count}"
-        if found == name:
-            return item
-    return MISSING
-
-
-def tget(node: Any, path: TPath) -> Any:
-    for elem in path:
-        if isinstance(elem, tuple):
-            if not isinstance(node, list):
-                return MISSING
-            node = _item(node, elem[1])
-            if node is MISSING:
-                return MISSING
-        else:
-            if not isinstance(node, dict) or elem not in node:
-                return MISSING
-            node = node[elem]
-    return node
 
 
 def tset(root: Any, path: TPath, value: Any, ref: Any) -> None:
@@ -982,7 +821,7 @@ class Analysis:
         structural = list(self.structural)
         fixed: set[Path] = set()
         for knob in bad:
-            if _empty(get(values, knob.path)):
+            if is_empty(get(values, knob.path)):
                 structural.append(Knob(knob.path, "set", (False, True)))
             else:
                 fixed.add(knob.path)
@@ -1163,7 +1002,7 @@ class Analysis:
                 # nothing to go on: an empty value the builder read comes first (a placeholder
                 # is not empty, so `if x:` took the other way)
                 emptied = True
-                hints = {k.path for k in good if k.path not in tried and _empty(get(ok.values, k.path)) and self._read_itself(k.path)}
+                hints = {k.path for k in good if k.path not in tried and is_empty(get(ok.values, k.path)) and self._read_itself(k.path)}
             if not hints - tried:  # nothing more to go on: bisect what is left
                 self.captured = None
                 bisect(good)
@@ -1876,7 +1715,7 @@ def _value_like(base: dict[str, Obj], current: Any, per_alt: list[tuple[Any, dic
     for label, tree, found in per_alt:
         here = {p for p in found if _same(tget(base, p), current) and _same(tget(tree, p), label)}
         if type(current) is bool:
-            here |= {p for p in found if _same(tget(base, p), _bool_text(current)) and _same(tget(tree, p), _bool_text(label))}
+            here |= {p for p in found if _same(tget(base, p), bool_text(current)) and _same(tget(tree, p), bool_text(label))}
         like = here if like is None else like & here
     return like or set()
 
@@ -1893,10 +1732,6 @@ def _shared_refs(refs: dict[TPath, list[Path]], touched: dict[Path, list[TPath]]
             for kpath in kpaths:
                 touched.setdefault(kpath, []).append(tpath)
                 assert kpath in on_values
-
-
-def _bool_text(value: Any) -> Any:
-    return ("true" if value else "false") if type(value) is bool else value
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -1957,16 +1792,6 @@ def _merged_maps(node: Any, path: TPath = ()) -> Iterator[tuple[TPath, list[str]
         for name, item in zip(_names(node), node, strict=True):
             if name is not None:
                 yield from _merged_maps(item, (*path, ("@", name)))
-
-
-def merged_maps(found: list[Any]) -> dict[str, Any]:
-    """The values maps merged one over the other as the builders merge a pool's settings over
-    the fleet's (renderer.merge): deeply, a later one winning, lists replaced, a null deleting."""
-    out: dict[str, Any] = {}
-    for one in found:
-        if isinstance(one, dict):
-            out = deep_merge(out, one)
-    return out
 
 
 def _spliced(node: dict[Any, Any], sent: Sentinels) -> list[str]:
@@ -2053,308 +1878,6 @@ def _convert_text(node: str, sent: Sentinels) -> Ref | Interp | Joined:
     return Interp(tuple(parts))
 
 
-# --- evaluation ----------------------------------------------------------------------
-
-
-def holds(cond: Cond, values: dict[str, Any]) -> bool:
-    return any(all(_atom(a, values) for a in conj) for conj in cond)
-
-
-def _atom(atom: Atom, values: dict[str, Any]) -> bool:
-    # "some pool is there" reads the pools' names only (the memo then shares the rest)
-    found = _read_pool_names(values) if atom.path == POOLS and atom.op == "is" else _read(values, atom.path)
-    if atom.op == "is":
-        return (not _empty(found) and found is not False) == bool(atom.value)
-    if atom.op == "ne":
-        return bool(found != atom.value)
-    if atom.op == "in":
-        return found in atom.value
-    return bool(found == atom.value)
-
-
-def evaluate(node: Any, values: dict[str, Any]) -> Any:
-    """What ``helm template`` makes of a template node (MISSING for nothing)."""
-    if isinstance(node, Variant):
-        for cond, case in node.cases[:-1]:
-            if holds(cond, values):
-                return MISSING if case is MISSING else evaluate(case, values)
-        last = node.cases[-1][1]
-        return MISSING if last is MISSING else evaluate(last, values)
-    if isinstance(node, Ref):
-        if node.text:
-            return _bool_text(_read(values, node.path))
-        return copy.deepcopy(_read(values, node.path))
-    if isinstance(node, Derived):
-        return _read_generated(values, node.key)
-    if isinstance(node, Joined):
-        return joined_text(_read(values, node.path))
-    if isinstance(node, Interp):
-        return "".join(p if isinstance(p, str) else str(_read(values, p.path)) for p in node.parts)
-    if isinstance(node, dict):
-        return _evaluate_map(node, values)
-    if isinstance(node, list):
-        return _evaluate_list(node, values)
-    return node
-
-
-def _evaluate_map(node: dict[Any, Any], values: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    splices = [k for k in node if isinstance(k, Splice)]
-    for key, val in node.items():
-        if isinstance(key, Splice):
-            if len(splices) == 1:
-                out.update(copy.deepcopy(_read(values, key.path) or {}))
-            elif key is splices[0]:  # all of them merged, in the first one's place
-                out.update(merged_maps([_read(values, s.path) for s in splices]))
-            continue
-        if isinstance(val, Block):
-            found = _read(values, val.path)
-            if not _empty(found):
-                out[key] = copy.deepcopy(found)
-            continue
-        if isinstance(val, MergeBlock):
-            union = merged_maps([_read(values, path) for path in val.paths])
-            if union:
-                out[key] = union
-            continue
-        got = evaluate(val, values)
-        if got is not MISSING and not (got == {} and emptiable(val)) and not (got == [] and splices_only(val) is not None):
-            out[key] = got
-    return out
-
-
-def splices_only(node: Any) -> Cond | None:
-    """For a list made only of values lists spliced together (each maybe behind one condition),
-    which the builders leave out when it comes out empty: when it has an item; else None."""
-    if not isinstance(node, list) or len(node) < 2:
-        return None
-    out: list[Conj] = []
-    for item in node:
-        if isinstance(item, Variant) and len(item.cases) == 2 and item.cases[1][1] is MISSING:
-            cond, item = item.cases[0]
-        else:
-            cond = ((),)
-        if not isinstance(item, Splice) or item.is_map:
-            return None
-        out += [(*conj, Atom(item.path, "is", True)) for conj in cond]
-    return tuple(out)
-
-
-def emptiable(node: Any) -> bool:
-    """A map made only of merged values maps and optional entries: left out when it comes out empty."""
-    if not isinstance(node, dict) or not node:
-        return False
-    for key, val in node.items():
-        if isinstance(key, Splice):
-            continue
-        if isinstance(val, Variant) and any(case is MISSING for _, case in val.cases):
-            continue
-        return False
-    return True
-
-
-def _evaluate_list(node: list[Any], values: dict[str, Any]) -> list[Any]:
-    items: list[Any] = []
-    for item in node:
-        while isinstance(item, Variant):  # a case may be a splice: chosen here
-            item = next((case for cond, case in item.cases[:-1] if holds(cond, values)), item.cases[-1][1])
-        if item is MISSING:
-            continue
-        if isinstance(item, Splice):
-            found = _read(values, item.path)
-            if isinstance(found, list):
-                items.extend(copy.deepcopy(found))
-            elif found:
-                items.append(copy.deepcopy(found))
-            continue
-        got = evaluate(item, values)
-        if got is not MISSING:
-            items.append(got)
-    return items
-
-
-# --- evaluation memo ----------------------------------------------------------------
-#
-# A template's evaluation is a pure function of what it reads from the values (every read
-# goes through _read/_read_generated). So a fleet memoises each template's result in a
-# decision tree: a node names the next read, its children are keyed by what that read gave
-# (a JSON fingerprint), a leaf holds the objects. A cluster walks the tree doing only the
-# reads; a miss evaluates for real, recording its reads, and adds its branch. Clusters
-# that agree on every value a template reads share its result; nothing else is assumed.
-
-_READS: list[tuple[Any, str]] | None = None
-
-
-def _fingerprint(value: Any) -> str:
-    # repr keeps key order and tells True from 1 and 1.0 from 1: equal fingerprints, equal data
-    return repr(value)
-
-
-_POOL: tuple[str, str] | None = None
-"""While a pooled object is evaluated: (the synthetic pool's key, the pool's name)."""
-
-
-def _read(values: dict[str, Any], path: Path) -> Any:
-    if _POOL is not None and len(path) >= 3 and path[2] == _POOL[0] and path[:2] == POOLS:
-        if path[3:] == (NAME_KEY,):
-            return _POOL[1]  # known from the read of the pools' names
-        path = (*POOLS, _POOL[1], *path[3:])
-    found = get(values, path)
-    if _READS is not None:
-        _READS.append((path, _fingerprint(found)))
-    return found
-
-
-def _read_pool_names(values: dict[str, Any]) -> list[str]:
-    found = pool_names(values)
-    if _READS is not None:
-        _READS.append(((*POOLS, KEYS_KEY), _fingerprint(found)))
-    return found
-
-
-def _read_generated(values: dict[str, Any], key: str) -> Any:
-    if _POOL is not None:
-        key = key.replace(_POOL[0], _POOL[1])
-    found = (values.get("generated") or {}).get(key)
-    if _READS is not None:
-        _READS.append((("generated", key, "#derived"), _fingerprint(found)))
-    return copy.deepcopy(found) if isinstance(found, (list, dict)) else found
-
-
-def generated_value(found: Any) -> Any:
-    """A computed leaf as the chart's values hold it: a collection as it is, else its text."""
-    return clone(found) if isinstance(found, (list, dict)) else str(found)
-
-
-def _do_read(values: dict[str, Any], path: Any) -> str:
-    if path == (*POOLS, KEYS_KEY):
-        return _fingerprint(pool_names(values))
-    if path[-1:] == ("#derived",):
-        return _fingerprint((values.get("generated") or {}).get(path[1]))
-    return _fingerprint(get(values, path))
-
-
-@dataclass
-class _MemoNode:
-    path: Any = None  # the next read; None at a leaf
-    children: dict[str, _MemoNode] = field(default_factory=dict)
-    result: list[Obj] = field(default_factory=list)
-    rid: int = -1  # a small number standing for ``path`` in one EvalMemo (cheap to hash)
-
-
-class EvalMemo:
-    """Memoised template results across many values (one fleet): see the comment above."""
-
-    def __init__(self) -> None:
-        self.roots: dict[int, _MemoNode] = {}
-        self.rids: dict[Any, int] = {}
-        self.hits = 0
-        self.misses = 0
-
-    def objects(self, tpl: Template, values: dict[str, Any], known: dict[int, str] | None = None) -> list[Obj]:
-        """``tpl``'s objects for ``values``; ``known``: fingerprints already read from these values
-        (templates read many of the same values: each is fingerprinted once per values)."""
-        if known is None:
-            known = {}
-        node = self.roots.get(id(tpl))
-        while node is not None and node.path is not None:
-            fp = known.get(node.rid)
-            if fp is None:
-                fp = known[node.rid] = _do_read(values, node.path)
-            node = node.children.get(fp)
-        if node is not None:
-            self.hits += 1
-            return node.result
-        self.misses += 1
-        global _READS
-        saved, _READS = _READS, []
-        try:
-            result = _template_objects(tpl, values)
-            reads = _READS
-        finally:
-            _READS = saved
-        self._insert(tpl, reads, result)
-        return result
-
-    def _insert(self, tpl: Template, reads: list[tuple[Any, str]], result: list[Obj]) -> None:
-        node = self.roots.setdefault(id(tpl), _MemoNode())
-        for path, fp in reads:
-            if node.path is None and not node.children:
-                node.path = path
-                node.rid = self.rids.setdefault(path, len(self.rids))
-            assert node.path == path, "template evaluation is not a function of its reads"
-            node = node.children.setdefault(fp, _MemoNode())
-        node.result = result
-
-
-def _template_objects(tpl: Template, values: dict[str, Any]) -> list[Obj]:
-    out: list[Obj] = []
-    if not holds(tpl.gate or ((),), values):
-        return out
-    for node in tpl.objects.values():
-        got = evaluate(node, values)
-        if got is not MISSING:
-            out.append(got)
-    if tpl.pool_key:
-        for name in _read_pool_names(values):
-            out += pooled_objects(tpl, values, name)
-    return out
-
-
-def pooled_objects(tpl: Template, values: dict[str, Any], name: str, only: list[str] | None = None) -> list[Obj]:
-    """The pooled objects of ``tpl`` for pool ``name`` (``only``: just these parts of each object's
-    node, e.g. ``["metadata", "name"]``; then one value per object, MISSING for none)."""
-    global _POOL
-    saved, _POOL = _POOL, (tpl.pool_key, name)
-    try:
-        out: list[Any] = []
-        for node in tpl.pooled.values():
-            got = evaluate(node if only is None else tget_through(node, tuple(only)), values)
-            if got is not MISSING or only is not None:
-                out.append(got)
-        return out
-    finally:
-        _POOL = saved
-
-
-def tget_through(node: Any, path: TPath) -> Any:
-    """``tget`` that descends into every case of a variant on the way (a Variant of the parts)."""
-    if not path:
-        return node
-    if isinstance(node, Variant):
-        return Variant([(cond, MISSING if case is MISSING else tget_through(case, path)) for cond, case in node.cases])
-    found = tget(node, path[:1])
-    return MISSING if found is MISSING else tget_through(found, path[1:])
-
-
-def pooled_generated(tpl: Template, values: dict[str, Any], real: dict[str, Obj]) -> dict[str, str]:
-    """The computed values of ``tpl``'s pooled objects for the pools of ``values``, read from the
-    render ``real`` (``Kind/name`` -> object): each pool's object is found by the name the
-    template gives it."""
-    out: dict[str, str] = {}
-    kinds = {oid: oid.split("/", 1)[0] for oid in tpl.pooled}
-    for name in pool_names(values):
-        names = dict(zip(tpl.pooled, pooled_objects(tpl, values, name, ["metadata", "name"]), strict=True))
-        for key, oid, path in tpl.pool_derived:
-            obj = real.get(f"{kinds[oid]}/{names[oid]}")
-            found = tget(obj, path) if obj is not None else MISSING
-            if found is not MISSING:
-                out[key.replace(tpl.pool_key, name)] = str(found)
-    return out
-
-
-def render_templates(templates: list[Template], values: dict[str, Any], memo: EvalMemo | None = None) -> list[Obj]:
-    """Every object the chart gives for ``values`` (Python stand-in for ``helm template``).
-
-    With ``memo``, results are shared with earlier calls that read the same values: treat
-    the returned objects as read-only."""
-    out: list[Obj] = []
-    known: dict[int, str] = {}
-    for tpl in templates:
-        out += memo.objects(tpl, values, known) if memo is not None else _template_objects(tpl, values)
-    return out
-
-
 def analyse_all(components: tuple[Component, ...], values: dict[str, Any], cluster: str, schema: dict[str, Any]) -> list[Template]:
     # The analysis makes a great many short-lived containers and hardly any reference cycles:
     # the cycle collector would scan its live data again and again for nothing (about 5 % of
@@ -2377,7 +1900,6 @@ def analyse_all(components: tuple[Component, ...], values: dict[str, Any], clust
     finally:
         if collecting:
             gc.enable()
-
 
 
 # --- one template body per node pool ------------------------------------------------------

@@ -15,18 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from renderer.emit.helm_ir import (
-    MISSING,
-    NAME_KEY,
-    Block,
-    Derived,
-    Interp,
-    MergeBlock,
-    Ref,
-    Splice,
-    Template,
-    Variant,
-)
 from renderer.emit.helm_text import (
     _SCOPE,
     _VARS,
@@ -43,6 +31,18 @@ from renderer.emit.helm_text import (
     emit_entries,
     emit_item,
     values_expr,
+)
+from renderer.emit.helm_tree import (
+    MISSING,
+    NAME_KEY,
+    Block,
+    Derived,
+    Interp,
+    MergeBlock,
+    Ref,
+    Splice,
+    Template,
+    Variant,
 )
 from renderer.emit.helm_values import Path
 

@@ -20,7 +20,8 @@ import yaml
 
 from renderer import yamlio
 from renderer.emit import helm_logic
-from renderer.emit.helm_ir import (
+from renderer.emit.helm_eval import emptiable, splices_only
+from renderer.emit.helm_tree import (
     MISSING,
     NAME_KEY,
     POOLS,
@@ -35,8 +36,6 @@ from renderer.emit.helm_ir import (
     Splice,
     Template,
     Variant,
-    emptiable,
-    splices_only,
 )
 from renderer.emit.helm_values import Path
 
@@ -330,11 +329,11 @@ def _conds(node: Any) -> list[Cond] | None:
 
 JOINED = "joined"
 """The named template (renderer/data/chart_helpers.tpl) printing a values map of booleans as
-``key=true,key=false`` (``helm_ir.joined_text``)."""
+``key=true,key=false`` (``helm_tree.joined_text``)."""
 
 MERGED = "merged"
 """The named template (renderer/data/chart_helpers.tpl) printing values maps merged as the
-builders merge them (``helm_ir.merged_maps``): deeply, a later one winning."""
+builders merge them (``helm_tree.merged_maps``): deeply, a later one winning."""
 
 
 def merged_call(paths: list[Path] | tuple[Path, ...], key: str = "") -> str:
