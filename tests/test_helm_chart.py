@@ -761,6 +761,8 @@ KNOBS = [
     Knob("gds+gdrcopy", ("--set", "gds.enabled=true", "--set", "gdrcopy.enabled=true"), _both(_set("gds.enabled", True), _set("gdrcopy.enabled", True))),
     Knob("devicePlugin.args", ("--set-json", 'devicePlugin.args=["--fail-on-init-error=false"]'), _set("devicePlugin.args", ["--fail-on-init-error=false"])),
     Knob("pool drain", ("--set", "driver.pools.rhel94.upgradePolicy.drain.enable=true"), _pool_setting(1, ("upgradePolicy", "drain", "enable"), True)),
+    # a boolean asked beside the pool fact node.upgradeHeld (OnDelete, no rollingUpdate, no minReadySeconds)
+    Knob("pool autoUpgrade", ("--set", "driver.pools.rhel94.upgradePolicy.autoUpgrade=false"), _pool_setting(1, ("upgradePolicy", "autoUpgrade"), False)),
     Knob(
         "pool drain with force",
         ("--set", "driver.pools.rhel94.upgradePolicy.drain.enable=true", "--set", "driver.pools.rhel94.upgradePolicy.drain.force=true"),
