@@ -378,6 +378,7 @@ def pool_from_facts(values: dict[str, Any], pool: dict[str, Any], facts: dict[st
         selector_expressions=tuple(facts["selectorExpressions"]) if isinstance(facts.get("selectorExpressions"), list) else made.selector_expressions,
         vgpu_image=str(facts.get("vgpuImage") or ""),
         upgrade_budget=facts["upgradeBudget"] if isinstance(facts.get("upgradeBudget"), (int, str)) else None,
+        upgrade_held=bool(facts["upgradeHeld"]) if "upgradeHeld" in facts else None,
         toolkit=(bool(facts["toolkitLeader"]), str(facts.get("toolkitDaemonSet") or ""), tuple(facts.get("toolkitTerms") or ())) if "toolkitLeader" in facts else None,
         toolkit_paths={k: str(v or "") for k, v in facts.items() if k in TOOLKIT_PATHS} if "toolkitRuntime" in facts else None,
         # the fact says whether the pool's own image keys win (the chart's pool values carry the

@@ -68,6 +68,10 @@ class Pool:
     """The driver DaemonSet's ``maxUnavailable`` from the pool's ``upgradePolicy`` (the chart's
     ``node.upgradeBudget``; 0: OnDelete). None: worked out from the policy
     (:func:`renderer.components.driver.upgrade_budget`)."""
+    upgrade_held: bool | None = None
+    """The budget is zero, so the driver DaemonSet stays OnDelete (the chart's ``node.upgradeHeld``:
+    a boolean fact, so that the chart asks it beside ``autoUpgrade`` for each pool, not only the
+    first pool's budget). None: ``not upgrade_budget``."""
     """``node_selector`` as node-affinity ``matchExpressions`` (``In`` one value, sorted by key)."""
 
     @property

@@ -277,6 +277,18 @@ nodePools:
     driver: {upgradePolicy: {maxParallelUpgrades: 0, maxUnavailable: "10%"}}
 gitops: {destination: {name: upgrade}}
 """,
+    "upgrade-held": """\
+# a pool with a zero upgrade budget beside one with the fleet's: OnDelete from node.upgradeHeld
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+  - name: rhel94
+    os: {id: rhel, version: "9.4"}
+    kernel: 5.14.0-427.37.1.el9_4.x86_64
+    driver: {upgradePolicy: {maxUnavailable: 0}}
+gitops: {destination: {name: upgrade-held}}
+""",
     "dra-add": """\
 # a dra pool in a fleet without one: the DRA stack's templates are there, gated on the derived
 # draDriver.enabled, and every device-plugin operand's node-selector terms are computed values
@@ -469,6 +481,20 @@ def test_a_fleet_whose_first_pool_sets_a_config_source_keeps_it_optional(helm: s
     assert "{{- range $name, $pool := .Values.driver.pools }}" in text
     assert "{{- if $pool.node.toolkitConfigSource }}" in text
     p = plan(inputs)
+    assert normalise(_template(helm, chart)) == normalise(static_objects(p.base))
+    _reproduced(helm, chart, p, sorted(overlays))
+
+
+def test_a_fleet_whose_first_pool_holds_its_upgrade_keeps_it_optional(helm: str, tmp_path: Path) -> None:
+    """A fleet whose first pool has a zero upgrade budget (``node.upgradeHeld``): the driver body
+    is read with that fact false (``OPTIONAL_FACTS``), so the chart asks it beside
+    ``autoUpgrade`` for each pool, and clusters whose pools roll (or hold) are reproduced."""
+    fleet = _fleet_values()
+    fleet["nodePools"][0].setdefault("driver", {})["upgradePolicy"] = {"maxUnavailable": "0%"}
+    (tmp_path / "fleet.yaml").write_text(yamlio.dump(fleet))
+    overlays = {"plain-pools": PLAIN_POOLS, **{name: SHAPES[name] for name in ("upgrade", "upgrade-held")}}
+    chart, p = _fleet_of(tmp_path / "fleet", overlays, tmp_path / "fleet.yaml")
+    assert "$pool.node.upgradeHeld" in (chart / "templates" / "driver.yaml").read_text()
     assert normalise(_template(helm, chart)) == normalise(static_objects(p.base))
     _reproduced(helm, chart, p, sorted(overlays))
 
@@ -735,6 +761,8 @@ KNOBS = [
     Knob("gds+gdrcopy", ("--set", "gds.enabled=true", "--set", "gdrcopy.enabled=true"), _both(_set("gds.enabled", True), _set("gdrcopy.enabled", True))),
     Knob("devicePlugin.args", ("--set-json", 'devicePlugin.args=["--fail-on-init-error=false"]'), _set("devicePlugin.args", ["--fail-on-init-error=false"])),
     Knob("pool drain", ("--set", "driver.pools.rhel94.upgradePolicy.drain.enable=true"), _pool_setting(1, ("upgradePolicy", "drain", "enable"), True)),
+    # a boolean asked beside the pool fact node.upgradeHeld (OnDelete, no rollingUpdate, no minReadySeconds)
+    Knob("pool autoUpgrade", ("--set", "driver.pools.rhel94.upgradePolicy.autoUpgrade=false"), _pool_setting(1, ("upgradePolicy", "autoUpgrade"), False)),
     Knob(
         "pool drain with force",
         ("--set", "driver.pools.rhel94.upgradePolicy.drain.enable=true", "--set", "driver.pools.rhel94.upgradePolicy.drain.force=true"),

@@ -483,13 +483,14 @@ def upgrade_budget(policy: dict[str, Any]) -> int | str:
     return min(count, parallel) if parallel > 0 else count
 
 
-def update_strategy(driver: dict[str, Any], budget: int | str | None = None) -> Obj:
+def update_strategy(driver: dict[str, Any], budget: int | str | None = None, held: bool | None = None) -> Obj:
     """``autoUpgrade`` (the operator's default, true): the DaemonSet controller rolls driver pods
     within the policy's budget (``budget``, the pool's fact when given); false (or a zero
-    budget): OnDelete, pods change only when deleted."""
+    budget, ``held``: the pool's fact when given): OnDelete, pods change only when deleted."""
     policy = _sub(driver, "upgradePolicy")
     budget = upgrade_budget(policy) if budget is None else budget
-    if not policy.get("autoUpgrade", True) or not budget:
+    held = not budget if held is None else held
+    if not policy.get("autoUpgrade", True) or held:
         return {"type": "OnDelete"}
     return {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": budget, "maxSurge": 0}}
 
@@ -516,7 +517,7 @@ def daemonset(model: Model, pool: Pool) -> Obj:
     labels.update(own)
     component = "nvidia-vgpu-host-manager" if pool.driver_type == VGPU_HOST else COMPONENT
     annotations = {str(k): str(v) for k, v in (pool.driver.get("annotations") or {}).items()}
-    strategy = update_strategy(pool.driver, pool.upgrade_budget)
+    strategy = update_strategy(pool.driver, pool.upgrade_budget, pool.upgrade_held)
     ds = c.daemonset(
         pool.daemonset_name,
         model,

@@ -105,6 +105,7 @@ NODE_SCHEMA: dict[str, Any] = {
             "type": ["integer", "string"],
             "description": "The driver DaemonSet's `maxUnavailable` from the pool's `upgradePolicy` (the smaller of `maxParallelUpgrades` and `maxUnavailable`, a percentage when there is no parallel limit); 0 keeps OnDelete.",
         },
+        "upgradeHeld": {"type": "boolean", "description": "The pool's upgrade budget is zero (`maxUnavailable: 0` or `\"0%\"`): the driver DaemonSet stays OnDelete."},
         "selectorExpressions": {
             "type": "array",
             "items": {"type": "object"},
@@ -115,9 +116,9 @@ NODE_SCHEMA: dict[str, Any] = {
 }
 
 
-OPTIONAL_FACTS: dict[str, Any] = {"toolkitConfigSource": "", "vgpuImage": ""}
+OPTIONAL_FACTS: dict[str, Any] = {"toolkitConfigSource": "", "vgpuImage": "", "upgradeHeld": False}
 """Pool facts whose empty value means "none" to the builder (no ``RUNTIME_CONFIG_SOURCE``
-entry), with that value: the range body is read with them empty, so that the template asks for each pool
+entry, no held upgrade), with that value: the range body is read with them empty, so that the template asks for each pool
 whether it has one, whatever the first pool says (the analysis varies an empty scalar that
 breaks its placeholder as "empty" / "set"; a set one it would print always)."""
 
@@ -161,7 +162,8 @@ def chart_values(model: Model) -> dict[str, Any]:
         settings.pop("pools", None)
         leader, name, terms = toolkit[pool.name]
         grouping = {"toolkitLeader": leader, "toolkitDaemonSet": name, "toolkitTerms": [dict(t) for t in terms]}
-        budget = {"upgradeBudget": upgrade_budget(settings.get("upgradePolicy") or {})}
+        amount = upgrade_budget(settings.get("upgradePolicy") or {})
+        budget = {"upgradeBudget": amount, "upgradeHeld": not amount}
         settings[NODE] = {**pool_facts(model.values, pool), **grouping, **pool_paths(model, pool), **budget}
         pools[pool.name] = settings
     driver["pools"] = pools
