@@ -67,12 +67,17 @@ def _owner(pattern: str) -> str:
     return "NVIDIADriver" if pattern.startswith("/nodePools/") else "ClusterPolicy"
 
 
+@cache
+def checked_pointers() -> tuple[str, ...]:
+    """:func:`env_pointers` less the keys warned about as having no effect (worked out once: it
+    was 1.8 ms of every cluster of a fleet build, 33 table walks each)."""
+    return tuple(pattern for pattern in env_pointers() if reason(pattern) is None)
+
+
 def value_from_warnings(located: Located) -> list[Problem]:
     """A warning at each ``env[].valueFrom`` the policy writes (values that passed the schema)."""
     out: list[Problem] = []
-    for pattern in env_pointers():
-        if reason(pattern) is not None:
-            continue  # warned about as a key with no effect
+    for pattern in checked_pointers():
         for pointer, env in _expand(located.data, pattern):
             if not isinstance(env, list):
                 continue
