@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from renderer.driverimage import RELEASES as _RELEASE_RULES
 from renderer.merge import Located
 from renderer.problems import Problem, Severity
 
-RELEASES = ("v25.10", "v26.3", "v26.7")
-"""Imitated operator releases, oldest first."""
+RELEASES = tuple(_RELEASE_RULES)
+"""The imitated releases, oldest first (the release table of :mod:`renderer.driverimage`)."""
+_RANK = {r: i for i, r in enumerate(RELEASES)}
 
 ADDED_IN: dict[str, str] = {
     "/cdi/nriPluginEnabled": "v26.3",
@@ -52,8 +54,7 @@ VALUE_FROM_CODE = "env-over-value-from"
 
 def has(release: str, since: str) -> bool:
     """Whether imitated ``release`` is ``since`` or later (an unknown release counts as newest)."""
-    rank = {r: i for i, r in enumerate(RELEASES)}
-    return rank.get(release, len(RELEASES)) >= rank[since]
+    return _RANK.get(release, len(RELEASES)) >= _RANK[since]
 
 
 def _get(data: Any, pointer: str) -> tuple[bool, Any]:
