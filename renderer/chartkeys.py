@@ -168,7 +168,7 @@ def markdown_table(schema: dict[str, Any]) -> str:
         status, to, why = fate(key, schema)
         first, last = keys[key]
         gone = removed_in(key)
-        span = f"{_minor(first)} to {_minor(last)}" + (f" (removed in {_minor(gone)})" if gone else "")
+        span = f"{minor(first)} to {minor(last)}" + (f" (removed in {minor(gone)})" if gone else "")
         if status == "kept":
             from renderer.noeffect import reason
 
@@ -182,6 +182,6 @@ def markdown_table(schema: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _minor(tag: str) -> str:
+def minor(tag: str) -> str:
     """``v23.6.2`` -> ``23.6`` (the table names minor releases)."""
     return ".".join(tag.removeprefix("v").split(".")[:2])

@@ -226,8 +226,33 @@ def _unknown_key(err: Any, path: list[Any], key: str, located: Located) -> Probl
     known = sorted((err.schema.get("properties") or {}).keys())
     file, line, col = located.locate(pointer, key=True)
     parent = str(path[-1]) if path else ""
-    hint = _did_you_mean(key, known) or _known_elsewhere(key, parent)
+    chart_path = [*path, key]
+    hint = _did_you_mean(key, known) or _chart_key(chart_path, moved=True) or _known_elsewhere(key, parent) or _chart_key(chart_path, moved=False)
     return Problem(file, line, col, pointer, f"unknown key {key!r}", hint=hint, code="unknown-key")
+
+
+def _chart_key(path: list[Any], *, moved: bool) -> str:
+    """What the GPU Operator chart made of a key the policy does not have: with ``moved``, the
+    importer's rule for a key of some chart release; else that no chart release has the key
+    (Helm ignored it there, so the operator never read it)."""
+    from renderer import chartkeys  # only when a key is unknown
+
+    if not path or any(not isinstance(part, str) for part in path):
+        return ""
+    dotted = ".".join(path)
+    releases, keys = chartkeys.chart_keys()
+    if not any(k.split(".", 1)[0] == path[0] for k in keys):
+        return ""  # a section of gpu-render's own (or a typo of one): the other hints speak
+    if dotted in keys or any(k.startswith(dotted + ".") for k in keys):
+        move = chartkeys.find_move(dotted) if moved else None
+        if move is None:
+            return ""
+        to = f"moves it to {move.to.replace('*', path[0])}" if move.to else "removes it"
+        return f"a GPU Operator chart key: gpu-render import-operator-values {to} ({move.why})"
+    if moved:
+        return ""
+    first, last = chartkeys.minor(releases[0]), chartkeys.minor(releases[-1])
+    return f"no GPU Operator chart release ({first} to {last}) has {dotted}: Helm ignored it there, so the operator never read it; remove it"
 
 
 def _known_elsewhere(key: str, parent: str) -> str:

@@ -31,13 +31,26 @@ CASES = [
     ("unknown-key-wrong-case", "DevicePlugin: {}\n", None,
      ["values.yaml:1:1: /DevicePlugin: unknown key 'DevicePlugin' (did you mean 'devicePlugin'?)"]),
     ("unknown-keys-all-reported", "driver:\n  foo: 1\n  bar: 2\n", None,
-     ["values.yaml:2:3: /driver/foo: unknown key 'foo'", "values.yaml:3:3: /driver/bar: unknown key 'bar'"]),
+     ["values.yaml:2:3: /driver/foo: unknown key 'foo' (no GPU Operator chart release (1.0 to 26.7) has driver.foo: Helm ignored it there, so the operator never read it; remove it)",
+      "values.yaml:3:3: /driver/bar: unknown key 'bar' (no GPU Operator chart release (1.0 to 26.7) has driver.bar: Helm ignored it there, so the operator never read it; remove it)"]),
+    # a key the GPU Operator chart has in no release (a real RKE2 values file sets validator.enabled)
+    ("unknown-key-no-chart-release-has", "validator:\n  enabled: true\n", None,
+     ["values.yaml:2:3: /validator/enabled: unknown key 'enabled' (no GPU Operator chart release (1.0 to 26.7) has validator.enabled: "
+      "Helm ignored it there, so the operator never read it; remove it)"]),
+    # a key of an older chart release, written straight into the policy: the importer's rule
+    ("unknown-key-of-an-old-chart-release", "gfd:\n  migStrategy: single\n", None,
+     ["values.yaml:2:3: /gfd/migStrategy: unknown key 'migStrategy' (a GPU Operator chart key: gpu-render import-operator-values moves it "
+      "to mig.strategy (became the fleet-wide mig.strategy in v1.7))"]),
+    # gpu-render's own sections are no chart keys: no chart hint there
+    ("unknown-key-in-own-section", "cluster:\n  foo: 1\n", None,
+     ["values.yaml:2:3: /cluster/foo: unknown key 'foo'"]),
     ("unknown-key-in-pool-driver", POOL + "    driver:\n      usePrecompield: true\n", None,
      ["values.yaml:5:7: /nodePools/0/driver/usePrecompield: unknown key 'usePrecompield' (did you mean 'usePrecompiled'?)"]),
     ("key-in-the-wrong-section", "kubeVersion: '1.35'\n", None,
      ["values.yaml:1:1: /kubeVersion: unknown key 'kubeVersion' ('kubeVersion' is a key of cluster)"]),
     ("key-of-the-pool-driver-in-fleet-driver", "driver:\n  tolerations: []\n", None,
-     ["values.yaml:2:3: /driver/tolerations: unknown key 'tolerations' ('tolerations' is a key of nodePools[].driver, daemonsets, operator and 1 more)"]),
+     ["values.yaml:2:3: /driver/tolerations: unknown key 'tolerations' (a GPU Operator chart key: gpu-render import-operator-values moves it "
+      "to daemonsets.tolerations (per-component scheduling became the fleet-wide daemonsets.* keys in v1.8))"]),
     ("bad-enum", "mig:\n  strategy: Mixed\n", None,
      ['values.yaml:2:13: /mig/strategy: "Mixed" is not one of the allowed values (did you mean \'mixed\'? allowed: "none", "single", "mixed")']),
     ("bad-enum-kernel-modules", "driver:\n  kernelModuleType: opn\n", None,
