@@ -12,7 +12,7 @@ import pytest
 
 from renderer.inputs import Inputs
 from renderer.pipeline import plan
-from renderer.releasegate import ASSET_VALUE_FROM, RELEASES, has
+from renderer.releasegate import ADDED_IN, ASSET_VALUE_FROM, RELEASE_CODE, RELEASES, has
 from renderer.render import objects
 from renderer.resolve import resolve
 
@@ -151,3 +151,122 @@ def test_an_operand_not_deployed_is_not_refused(values: str) -> None:
 def test_validator_plugin_with_the_device_plugin_is_refused() -> None:
     found = problems(POOL + "validator:\n  plugin:\n    env:\n      - {name: NODE_NAME, value: x}\n")
     assert found == [f"values.yaml:7:27: /validator/plugin/env/0/value: {why('validator.plugin.env', 'NODE_NAME')}"]
+
+
+# --- every key a later release adds (ADDED_IN): warned at the key, rendered as without it ---
+
+SANDBOX = {"sandboxWorkloads": {"enabled": True}}
+KATA = {"sandboxWorkloads": {"enabled": True, "mode": "kata"}}
+VGPU = {"sandboxWorkloads": {"enabled": True}, "vgpuManager": {"enabled": True}}
+SAMPLES: dict[str, tuple[Any, dict[str, Any]]] = {
+    # pointer: (a value that changes the render on the release that has the key, the context it needs)
+    "/cdi/nriPluginEnabled": (True, {"cdi": {"enabled": True}}),
+    "/daemonsets/podSecurityContext": ({"runAsUser": 0}, {}),
+    "/dcgmExporter/hostNetwork": (True, {}),
+    "/kataSandboxDevicePlugin": ({"enabled": False}, KATA),  # on by default
+    "/sandboxWorkloads/mode": ("kata", SANDBOX),
+    "/vgpuManager/kernelModuleConfig": ({"name": "vgpu-kmod", "keys": ["nvidia.conf"]}, VGPU),
+    "/nodePools/*/driver/podSecurityContext": ({"runAsUser": 0}, {}),
+    "/ccManager/hostNetwork": (True, KATA),
+    "/dcgm/hostNetwork": (True, {"dcgm": {"enabled": True}}),
+    "/devicePlugin/hostNetwork": (True, {}),
+    "/driver/hostNetwork": (True, {}),
+    "/gfd/hostNetwork": (True, {}),
+    "/kataSandboxDevicePlugin/hostNetwork": (True, KATA),
+    "/migManager/hostNetwork": (True, {"migManager": {"enabled": True}}),
+    "/nodeStatusExporter/hostNetwork": (True, {"nodeStatusExporter": {"enabled": True}}),
+    "/sandboxDevicePlugin/hostNetwork": (True, SANDBOX),
+    "/toolkit/hostNetwork": (True, {}),
+    "/validator/hostNetwork": (True, {}),
+    "/vfioManager/hostNetwork": (True, SANDBOX),
+    "/vgpuDeviceManager/hostNetwork": (True, SANDBOX),
+    "/vgpuManager/hostNetwork": (True, VGPU),
+    "/dcgmExporter/annotations": ({"team": "ml"}, {}),
+    "/dcgmExporter/enablePodLabels": (True, {}),
+    "/dcgmExporter/enablePodUID": (True, {}),
+    "/dcgmExporter/podLabelAllowlistRegex": (["^app$"], {}),
+    "/dcgmExporter/serviceMonitor/scrapeTimeout": ("20s", {"cluster": {"capabilities": {"serviceMonitor": True}}, "dcgmExporter": {"serviceMonitor": {"enabled": True}}}),
+    "/hostPaths/kubeletRootDir": ("/var/lib/k0s/kubelet", {}),
+    "/nodePools/*/driver/hostNetwork": (True, {}),
+    "/nodePools/*/driver/upgradePolicy": ({"maxParallelUpgrades": 0, "maxUnavailable": 3}, {}),
+}
+
+
+def _with_key(release_name: str, pointer: str, value: Any, context: dict[str, Any], with_key: bool = True) -> dict[str, Any]:
+    from renderer.merge import deep_merge
+
+    values: dict[str, Any] = deep_merge({"cluster": {"operatorRelease": release_name}, "nodePools": [{"name": "a", "os": {"id": "ubuntu", "version": "22.04"}}]}, context)
+    if with_key:
+        node: Any = values
+        parts = pointer[1:].split("/")
+        for part in parts[:-1]:
+            node = node[0] if part == "*" else node.setdefault(part, {})
+        node[parts[-1]] = deep_merge(node[parts[-1]], value) if isinstance(value, dict) and isinstance(node.get(parts[-1]), dict) else value
+    return values
+
+
+def test_every_added_key_has_a_sample() -> None:
+    assert set(SAMPLES) == set(ADDED_IN)
+
+
+@pytest.mark.parametrize("pointer", sorted(ADDED_IN))
+def test_an_added_key_renders_as_the_release_without_it(pointer: str) -> None:
+    value, context = SAMPLES[pointer]
+    since = ADDED_IN[pointer]
+    for name in RELEASES:
+        with_key = objects(resolve(_with_key(name, pointer, value, context), "fleet"))
+        without = objects(resolve(_with_key(name, pointer, value, context, with_key=False), "fleet"))
+        if has(name, since):
+            assert with_key != without, (name, "the sample changes nothing: the test would prove nothing")
+        else:
+            assert with_key == without, name
+
+
+@pytest.mark.parametrize("pointer", sorted(ADDED_IN))
+def test_an_added_key_warns_at_the_key_before_its_release(pointer: str) -> None:
+    from renderer import yamlio
+
+    value, context = SAMPLES[pointer]
+    since = ADDED_IN[pointer]
+    for name in RELEASES:
+        text = yamlio.dump(_with_key(name, pointer, value, context))
+        where = pointer.replace("*", "0")
+        if pointer == "/kataSandboxDevicePlugin/hostNetwork" and not has(name, ADDED_IN["/kataSandboxDevicePlugin"]):
+            where = "/kataSandboxDevicePlugin"  # warned once, at the section the release has not
+        problems = plan(Inputs(text.encode(), "values.yaml")).problems
+        found = [p for p in problems if p.code == RELEASE_CODE and (p.pointer + "/").startswith(where.rsplit("/", 1)[0] + "/")]
+        found = [p for p in found if p.pointer == where or where.startswith(p.pointer + "/")]  # not the context's own (sandboxWorkloads.mode)
+        if has(name, since):
+            assert found == [], name
+            continue
+        (problem,) = found
+        key = where.rsplit("/", 1)[-1]
+        assert (problem.pointer, problem.severity.value) == (where, "warning")
+        assert text.splitlines()[problem.line - 1][problem.column - 1 :].startswith(f"{key}:"), (problem.line, problem.column)
+        dotted = where[1:].replace("/", ".")
+        adds = ADDED_IN[pointer if where == pointer.replace("*", "0") else where]
+        owner = "NVIDIADriver" if pointer.startswith("/nodePools/") else "ClusterPolicy"
+        assert problem.message == (
+            f"{dotted}: operator release {name} has no {dotted} (its {owner} CRD prunes it, so the operator ignores it; "
+            f"{adds} adds it): rendered as {name} renders, without it"
+        )
+
+
+def test_v25_10_deploys_the_cc_manager_whatever_the_mode() -> None:
+    # v25.10's ClusterPolicy has no sandboxWorkloads.mode: its cc-manager deploys with
+    # sandboxWorkloads.enabled and ccManager.enabled; v26.3 adds the mode and only kata has it
+    for name, expected in (("v25.10", True), ("v26.3", False), ("v26.7", False)):
+        objs = objects(resolve(_with_key(name, "/sandboxWorkloads/enabled", True, {}), "fleet"))
+        assert bool(objs.get("cc-manager")) is expected, name
+        assert bool(objs.get("sandbox-device-plugin")), name
+
+
+def test_dcgm_exporter_pod_metadata_rights_per_release() -> None:
+    # pod labels by the exporter's own env: v26.7 adds the ClusterRole reading pods; before, the
+    # exporter's Role reads ConfigMaps and pods in its namespace only
+    env = {"dcgmExporter": {"env": [{"name": "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS", "value": "true"}]}}
+    for name, cluster_wide in (("v25.10", False), ("v26.3", False), ("v26.7", True)):
+        objs = objects(resolve(_with_key(name, "/dcgmExporter/hostPID", False, env), "fleet"))["dcgm-exporter"]
+        (role,) = [o for o in objs if o["kind"] == "Role"]
+        assert role["rules"][0]["resources"] == (["configmaps"] if cluster_wide else ["configmaps", "pods"]), name
+        assert any(o["kind"] == "ClusterRole" for o in objs) is cluster_wide, name

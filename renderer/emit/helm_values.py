@@ -492,6 +492,7 @@ def model_of(values: dict[str, Any], cluster: str, seen: set[str] | None = None,
     ``paths`` too, which keys of each section (:class:`DeepReads`).
     """
     from renderer.driverimage import pool_from_facts
+    from renderer.releasegate import prune
     from renderer.resolve import resolve_pool
 
     out = dict(values)
@@ -514,6 +515,8 @@ def model_of(values: dict[str, Any], cluster: str, seen: set[str] | None = None,
         node_pools.append({**pool, "driver": {k: v for k, v in settings.items() if k != NODE}})
         facts.append(settings.get(NODE))
     out["nodePools"] = node_pools
+    out = prune(out)  # as resolve does: what the imitated release's CRDs keep
+    node_pools = out["nodePools"]
     if seen is not None:
         out = Reads(out, seen) if paths is None else DeepReads(out, seen, paths)
 
