@@ -62,18 +62,35 @@ the older release renders without it."""
 
 ASSET_VALUE_FROM: dict[str, dict[str, str]] = {
     "/toolkit/env": {"NRI_NAMESPACE": "v26.3"},
-    "/gfd/env": {"NAMESPACE": "v25.10", "NODE_NAME": "v25.10", "POD_NAME": "v25.10"},
+    "/gfd/env": {"NAMESPACE": "v25.10", "NODE_NAME": "v25.10", "POD_NAME": "v26.3"},
     "/dcgmExporter/env": {"NODE_NAME": "v25.10"},
     "/migManager/env": {"NODE_NAME": "v25.10", "POD_NAME": "v25.10", "POD_NAMESPACE": "v25.10", "DEFAULT_GPU_CLIENTS_NAMESPACE": "v25.10"},
     "/validator/cuda/env": {"NODE_NAME": "v25.10", "OPERATOR_NAMESPACE": "v25.10"},
     "/validator/plugin/env": {"NODE_NAME": "v25.10", "OPERATOR_NAMESPACE": "v25.10"},
     "/validator/driver/env": {"OPERATOR_NAMESPACE": "v25.10"},
+    "/ccManager/env": {"NODE_NAME": "v25.10"},
+    "/nodeStatusExporter/env": {"NODE_NAME": "v25.10", "OPERATOR_NAMESPACE": "v25.10"},
+    "/sandboxDevicePlugin/env": {"NODE_NAME": "v26.3", "POD_NAMESPACE": "v26.3"},
+    "/kataSandboxDevicePlugin/env": {"NODE_NAME": "v26.3", "POD_NAMESPACE": "v26.3", "POD_SERVICE_ACCOUNT": "v26.3"},
+    "/vgpuDeviceManager/env": {"NAMESPACE": "v25.10", "NODE_NAME": "v25.10"},
+    "/validator/vfioPCI/env": {"NODE_NAME": "v25.10"},
+    "/validator/vgpuManager/env": {"NODE_NAME": "v25.10"},
+    "/validator/vgpuDevices/env": {"NODE_NAME": "v25.10"},
+    # the driver and the k8s-driver-manager init containers (state-driver, state-vgpu-manager,
+    # state-vfio-manager): ClusterPolicy keys only. A pool's own env is its NVIDIADriver's, whose
+    # template appends the user's entries after the asset's: the later one wins, as gpu-render's
+    # entry in the asset's place does.
+    "/driver/env": {"NODE_NAME": "v25.10", "NODE_IP": "v25.10"},
+    "/driver/manager/env": {"NODE_NAME": "v25.10", "OPERATOR_NAMESPACE": "v25.10"},
+    "/vgpuManager/driverManager/env": {"NODE_NAME": "v25.10", "OPERATOR_NAMESPACE": "v25.10"},
+    "/vfioManager/driverManager/env": {"NODE_NAME": "v25.10", "OPERATOR_NAMESPACE": "v25.10"},
 }
 """Env pointer -> {name the asset sets by valueFrom in the container it reaches: first imitated
 release whose asset has it}."""
 
 NEEDS: dict[str, tuple[str, ...]] = {
     "/validator/plugin/env": ("devicePlugin",),  # the operator drops plugin-validation without it
+    **{p: ("sandboxWorkloads",) for p in ("/ccManager/env", "/sandboxDevicePlugin/env", "/kataSandboxDevicePlugin/env", "/vgpuDeviceManager/env", "/validator/vfioPCI/env", "/validator/vgpuManager/env", "/validator/vgpuDevices/env", "/vgpuManager/driverManager/env", "/vfioManager/driverManager/env")},
 }
 """Env pointer -> further sections whose ``enabled: false`` leaves the container out (its own
 top section is always one: a disabled operand deploys no pod to reject)."""

@@ -93,6 +93,10 @@ def test_other_names_and_other_operands() -> None:
     assert problems(POOL + "toolkit:\n  env:\n    - {name: OTHER, value: x}\n") == []
 
 
+OWN_VALUE_FROM = {"/ccManager/env": {"OPERATOR_NAMESPACE"}}
+"""Names gpu-render sets by valueFrom where the operator's asset sets none (docs/fidelity.md): a
+user's value there is appended by the operator, and replaces gpu-render's entry."""
+KATA_ONLY = ("cc-manager", "kata-sandbox-device-plugin")  # from v26.3, with sandboxWorkloads.mode: kata
 # (env pointer -> component, container kind, container name) the table's names are checked against
 CONTAINERS = {
     "/toolkit/env": ("container-toolkit", "containers", "nvidia-container-toolkit-ctr"),
@@ -102,20 +106,39 @@ CONTAINERS = {
     "/validator/cuda/env": ("operator-validator", "initContainers", "cuda-validation"),
     "/validator/plugin/env": ("operator-validator", "initContainers", "plugin-validation"),
     "/validator/driver/env": ("operator-validator", "initContainers", "driver-validation"),
+    "/ccManager/env": ("cc-manager", "containers", "nvidia-cc-manager"),
+    "/nodeStatusExporter/env": ("node-status-exporter", "containers", "nvidia-node-status-exporter"),
+    "/sandboxDevicePlugin/env": ("sandbox-device-plugin", "containers", "nvidia-sandbox-device-plugin-ctr"),
+    "/kataSandboxDevicePlugin/env": ("kata-sandbox-device-plugin", "containers", "nvidia-kata-sandbox-device-plugin-ctr"),
+    "/vgpuDeviceManager/env": ("vgpu-device-manager", "containers", "nvidia-vgpu-device-manager"),
+    "/validator/vfioPCI/env": ("sandbox-validator", "initContainers", "vfio-pci-validation"),
+    "/validator/vgpuManager/env": ("sandbox-validator", "initContainers", "vgpu-manager-validation"),
+    "/validator/vgpuDevices/env": ("sandbox-validator", "initContainers", "vgpu-devices-validation"),
+    "/driver/env": ("driver", "containers", "nvidia-driver-ctr"),
+    "/driver/manager/env": ("driver", "initContainers", "k8s-driver-manager"),
+    "/vgpuManager/driverManager/env": ("vgpu-manager", "initContainers", "k8s-driver-manager"),
+    "/vfioManager/driverManager/env": ("vfio-manager", "initContainers", "k8s-driver-manager"),
 }
 
 
 @pytest.mark.parametrize("name", RELEASES)
 def test_the_table_is_what_the_render_sets_by_value_from(name: str) -> None:
     assert set(CONTAINERS) == set(ASSET_VALUE_FROM)
-    values = _values(name, None)
-    values["migManager"] = {"enabled": True}
-    objs = objects(resolve(values, "fleet"))
+    renders = {}
+    for mode in ("kubevirt", "kata"):
+        values = _values(name, None)
+        values.update(migManager={"enabled": True}, nodeStatusExporter={"enabled": True}, sandboxWorkloads={"enabled": True, "mode": mode}, vgpuManager={"enabled": True})
+        renders[mode] = objects(resolve(values, "fleet"))
     for pointer, (component, kind, container) in CONTAINERS.items():
+        expected = {n for n, since in ASSET_VALUE_FROM[pointer].items() if has(name, since)}
+        objs = renders["kata" if component in KATA_ONLY else "kubevirt"]
+        if not objs.get(component):  # v25.10 has no kata device plugin
+            assert component == "kata-sandbox-device-plugin" and not expected, (name, pointer)
+            continue
         (ds,) = [o for o in objs[component] if o["kind"] == "DaemonSet"]
         (ctr,) = [c for c in ds["spec"]["template"]["spec"][kind] if c["name"] == container]
         rendered = {e["name"] for e in ctr.get("env") or [] if "valueFrom" in e}
-        assert rendered == {n for n, since in ASSET_VALUE_FROM[pointer].items() if has(name, since)}, (name, pointer)
+        assert rendered - OWN_VALUE_FROM.get(pointer, set()) == expected, (name, pointer)
 
 
 def test_cli_validate_refuses(tmp_path, run_cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -146,6 +169,28 @@ def test_an_overlay_release_gates_the_fleet_key_once() -> None:
 )
 def test_an_operand_not_deployed_is_not_refused(values: str) -> None:
     assert [p for p in problems(POOL + values) if "env-over" in p or "valueFrom" in p] == []
+
+
+def test_driver_and_manager_env_over_the_asset_are_refused() -> None:
+    found = problems(POOL + "driver:\n  env:\n    - {name: NODE_IP, value: 10.0.0.1}\n  manager:\n    env:\n      - {name: OPERATOR_NAMESPACE, value: gpu}\n")
+    assert found == [
+        f"values.yaml:6:23: /driver/env/0/value: {why('driver.env', 'NODE_IP')}",
+        f"values.yaml:9:36: /driver/manager/env/0/value: {why('driver.manager.env', 'OPERATOR_NAMESPACE')}",
+    ]
+    assert problems(POOL + "driver:\n  enabled: false\n  env:\n    - {name: NODE_IP, value: 10.0.0.1}\n") == []
+
+
+def test_a_pools_own_driver_env_is_not_refused() -> None:
+    # its NVIDIADriver's template appends the entry after the asset's: the later one wins
+    assert problems(POOL + "    driver:\n      env:\n        - {name: NODE_NAME, value: x}\n") == []
+
+
+def test_vgpu_manager_driver_manager_env_is_refused_only_with_sandbox_workloads() -> None:
+    env = "vgpuManager:\n  enabled: true\n  repository: registry.example.com\n  version: '580.95.05'\n  driverManager:\n    env:\n      - {name: NODE_NAME, value: x}\n"
+    assert problems(POOL + env) == []
+    assert problems(POOL + "sandboxWorkloads: {enabled: true}\n" + env) == [
+        f"values.yaml:11:27: /vgpuManager/driverManager/env/0/value: {why('vgpuManager.driverManager.env', 'NODE_NAME')}"
+    ]
 
 
 def test_validator_plugin_with_the_device_plugin_is_refused() -> None:
@@ -259,6 +304,17 @@ def test_v25_10_deploys_the_cc_manager_whatever_the_mode() -> None:
         objs = objects(resolve(_with_key(name, "/sandboxWorkloads/enabled", True, {}), "fleet"))
         assert bool(objs.get("cc-manager")) is expected, name
         assert bool(objs.get("sandbox-device-plugin")), name
+
+
+def test_the_v25_10_sandbox_device_plugin_is_that_releases() -> None:
+    # v25.10's asset: its command, no env, no CDI folder, no Role (v26.3 adds all three)
+    for name, newer in (("v25.10", False), ("v26.3", True)):
+        objs = objects(resolve(_with_key(name, "/sandboxWorkloads/enabled", True, {}), "fleet"))["sandbox-device-plugin"]
+        (ds,) = [o for o in objs if o["kind"] == "DaemonSet"]
+        (ctr,) = ds["spec"]["template"]["spec"]["containers"]
+        assert ("command" in ctr) is not newer and ("env" in ctr) is newer, name
+        assert any(v["name"] == "cdi-root" for v in ds["spec"]["template"]["spec"]["volumes"]) is newer, name
+        assert any(o["kind"] == "Role" for o in objs) is newer, name
 
 
 def test_dcgm_exporter_pod_metadata_rights_per_release() -> None:
