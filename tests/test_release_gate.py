@@ -326,3 +326,16 @@ def test_dcgm_exporter_pod_metadata_rights_per_release() -> None:
         (role,) = [o for o in objs if o["kind"] == "Role"]
         assert role["rules"][0]["resources"] == (["configmaps"] if cluster_wide else ["configmaps", "pods"]), name
         assert any(o["kind"] == "ClusterRole" for o in objs) is cluster_wide, name
+
+
+def test_v25_10_mig_manager_reads_the_default_profiles_as_its_config() -> None:
+    # v26.3 remaps the default ConfigMap to config-default.yaml (DEFAULT_CONFIG_FILE, the fallback
+    # of profiles derived from the hardware); v25.10 mounts it whole and sets CONFIG_FILE
+    for name, fallback in (("v25.10", False), ("v26.3", True), ("v26.7", True)):
+        objs = objects(resolve(_with_key(name, "/migManager/enabled", True, {}), "fleet"))["mig-manager"]
+        (ds,) = [o for o in objs if o["kind"] == "DaemonSet"]
+        spec = ds["spec"]["template"]["spec"]
+        env = {e["name"]: e.get("value") for e in spec["containers"][0]["env"]}
+        (volume,) = [v for v in spec["volumes"] if v["name"] == "mig-parted-config"]
+        assert ("DEFAULT_CONFIG_FILE" in env, "CONFIG_FILE" in env) == (fallback, not fallback), name
+        assert ("items" in volume["configMap"]) is fallback, name
