@@ -109,6 +109,13 @@ class Model:
         return bool(self.section("cdi").get("nriPluginEnabled")) and has(self.release, ADDED_IN["/cdi/nriPluginEnabled"])
 
     @property
+    def sandbox_mode(self) -> str:
+        """``sandboxWorkloads.mode`` (``kubevirt``, ``kata``); empty on a release whose
+        ClusterPolicy has no such field (v25.10: every sandbox operand deploys with its own
+        ``enabled``, whatever the mode; :func:`renderer.releasegate.prune` left it out)."""
+        return str(self.section("sandboxWorkloads").get("mode") or "")
+
+    @property
     def dra_pools(self) -> tuple[Pool, ...]:
         """The pools whose GPUs the NVIDIA DRA driver allocates (``resourceAllocation: dra``)."""
         return tuple(p for p in self.pools if p.resource_allocation == "dra")

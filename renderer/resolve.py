@@ -47,11 +47,15 @@ def resolve(values: dict[str, Any], cluster: str, defaulted: dict[str, Any] | No
     """Defaulted values plus resolved pools for one cluster (or the fleet base).
 
     ``defaulted`` is ``with_defaults(values)`` when the caller already made it (the model
-    takes it over; the caller must not keep using it).
+    takes it over; the caller must not keep using it). Keys the imitated operator release does
+    not have are left out (:func:`renderer.releasegate.prune`): its CRD prunes them.
     """
+    from renderer.releasegate import prune
+
     full = with_defaults(values) if defaulted is None else defaulted
     full["cluster"]["name"] = cluster
     full["cluster"]["kubeVersion"] = kube_minor(str(full["cluster"]["kubeVersion"]))
+    full = prune(full)
     pools = tuple(resolve_pool(full, p) for p in full.get("nodePools") or [])
     return Model(values=full, cluster=cluster, pools=pools)
 

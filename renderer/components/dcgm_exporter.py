@@ -15,6 +15,7 @@ from renderer.components import dcgm
 from renderer.components import helpers as h
 from renderer.components.common import Obj
 from renderer.model import Model
+from renderer.releasegate import has
 
 NAME = "nvidia-dcgm-exporter"
 READ_PODS = f"{NAME}-read-pods"
@@ -170,12 +171,13 @@ def metrics_configmap(model: Model) -> Obj | None:
 def build(model: Model) -> list[Obj]:
     exp = model.section("dcgmExporter")
     out: list[Obj] = [c.service_account(NAME, model)]
+    read_pods = has(model.release, "v26.7")  # before, the Role also reads pods, and no ClusterRole does
     if needs_api(model):
         out += [
-            c.role(NAME, model, [c.rule([""], ["configmaps"], ["get", "list"])]),
+            c.role(NAME, model, [c.rule([""], ["configmaps"] if read_pods else ["configmaps", "pods"], ["get", "list"])]),
             c.role_binding(NAME, model),
         ]
-    if pod_metadata_enabled(model):
+    if pod_metadata_enabled(model) and read_pods:
         out += [
             c.cluster_role(READ_PODS, [c.rule([""], ["pods"], ["get", "list", "watch"])]),
             c.cluster_role_binding(READ_PODS, model, sa=NAME),

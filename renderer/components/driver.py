@@ -536,6 +536,8 @@ def daemonset(model: Model, pool: Pool) -> Obj:
     spec["tolerations"] += [dict(t) for t in pool.driver.get("tolerations") or []]
     if pool.driver.get("priorityClassName"):
         spec["priorityClassName"] = str(pool.driver["priorityClassName"])
+    if pool.driver.get("podSecurityContext"):  # the NVIDIADriver's own (v26.3): in daemonsets.podSecurityContext's place
+        spec["securityContext"] = dict(pool.driver["podSecurityContext"])
     set_config_digest(spec)
     if strategy["type"] == "RollingUpdate":
         ds["spec"]["minReadySeconds"] = MIN_READY_SECONDS

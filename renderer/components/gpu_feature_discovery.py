@@ -11,6 +11,7 @@ from renderer.components import common as c
 from renderer.components import device_plugin as dpl
 from renderer.components.common import Obj
 from renderer.model import Model
+from renderer.releasegate import has
 
 NAME = "gpu-feature-discovery"
 SA = "nvidia-gpu-feature-discovery"
@@ -27,7 +28,7 @@ def daemonset(model: Model) -> Obj:
         "env": [
             c.field_env("NAMESPACE", "metadata.namespace"),
             c.field_env("NODE_NAME", "spec.nodeName"),
-            c.field_env("POD_NAME", "metadata.name"),
+            *([c.field_env("POD_NAME", "metadata.name")] if has(model.release, "v26.3") else []),  # v26.3: owner of its NodeFeature
             *c.env_list(("GFD_SLEEP_INTERVAL", "60s"), ("GFD_FAIL_ON_INIT_ERROR", "true"), *dpl.mig_env(model)),
         ],
         "securityContext": {"privileged": True},

@@ -73,11 +73,12 @@ def service_monitor_possible(model: Model) -> bool:
 
 
 def sandbox_enabled(model: Model, key: str = "", mode: str = "") -> bool:
-    """Sandbox operands exist only with ``sandboxWorkloads.enabled`` (and their mode, if any)."""
+    """Sandbox operands exist only with ``sandboxWorkloads.enabled`` (and their mode, if any, on
+    a release that has modes)."""
     sandbox = model.section("sandboxWorkloads")
     if not sandbox.get("enabled"):
         return False
-    if mode and sandbox.get("mode", "kubevirt") != mode:
+    if mode and model.sandbox_mode and model.sandbox_mode != mode:  # v25.10 has no mode
         return False
     return not key or model.enabled(key)
 

@@ -13,6 +13,7 @@ from renderer.components import facts
 from renderer.components import helpers as h
 from renderer.components.common import Obj
 from renderer.model import Model
+from renderer.releasegate import has
 
 NAME = "nvidia-mig-manager"
 DEFAULT_CONFIG = "default-mig-parted-config"
@@ -76,10 +77,17 @@ def configmaps(model: Model) -> list[Obj]:
     return out
 
 
+def _default_file(model: Model) -> bool:
+    """The default profiles are the fallback file ``config-default.yaml`` (``DEFAULT_CONFIG_FILE``,
+    for when the MIG manager cannot derive profiles from the hardware): from v26.3. v25.10 mounts
+    them as ``config.yaml`` and points ``CONFIG_FILE`` there, as for a custom config."""
+    return has(model.release, "v26.3")
+
+
 def _env(model: Model) -> list[Obj]:
     mm = model.section("migManager")
     pairs: list[tuple[str, str]] = [("GPU_CLIENTS_FILE", "/gpu-clients/clients.yaml")]
-    if custom_config_name(model):
+    if custom_config_name(model) or not _default_file(model):
         pairs.append(("CONFIG_FILE", "/mig-parted-config/config.yaml"))
     else:
         pairs.append(("DEFAULT_CONFIG_FILE", "/mig-parted-config/config-default.yaml"))
@@ -100,7 +108,7 @@ def _env(model: Model) -> list[Obj]:
 def daemonset(model: Model) -> Obj:
     mm = model.section("migManager")
     config_volume: Obj = {"name": custom_config_name(model) or DEFAULT_CONFIG}
-    if not custom_config_name(model):
+    if not custom_config_name(model) and _default_file(model):
         config_volume["items"] = [{"key": "config.yaml", "path": "config-default.yaml"}]
     container = h.main_container(
         NAME,

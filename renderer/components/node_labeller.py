@@ -139,8 +139,7 @@ def mig_config_default(model: Model) -> str:
 
 
 def _sandbox_device_plugin(model: Model) -> str:
-    mode = model.section("sandboxWorkloads").get("mode", "kubevirt")
-    return "kata-sandbox-device-plugin" if mode == "kata" else "sandbox-device-plugin"
+    return "kata-sandbox-device-plugin" if model.sandbox_mode == "kata" else "sandbox-device-plugin"
 
 
 def workload_operands(model: Model) -> dict[str, tuple[str, ...]]:

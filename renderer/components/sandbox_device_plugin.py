@@ -1,4 +1,9 @@
-"""KubeVirt GPU device plugin (``sandboxWorkloads.mode: kubevirt``): passthrough GPUs and vGPUs for VMs."""
+"""KubeVirt GPU device plugin (``sandboxWorkloads.mode: kubevirt``): passthrough GPUs and vGPUs for VMs.
+
+v25.10's asset runs ``nvidia-kubevirt-gpu-device-plugin`` with no env of its own, no CDI folder
+and no namespaced rights; v26.3 adds ``NODE_NAME`` / ``POD_NAMESPACE``, ``/var/run/cdi`` and the
+Role on pods and NodeFeatures.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ from renderer.components import common as c
 from renderer.components import helpers as h
 from renderer.components.common import Obj
 from renderer.model import Model
+from renderer.releasegate import has
 
 NAME = "nvidia-sandbox-device-plugin"
 DS = f"{NAME}-daemonset"
@@ -28,15 +34,16 @@ def enabled(model: Model) -> bool:
 
 
 def pod_rbac(name: str, model: Model) -> list[Obj]:
-    """The sandbox device plugins' rights: pods and NodeFeatures in the namespace, read nodes/pods."""
+    """The sandbox device plugins' rights: pods and NodeFeatures in the namespace (from v26.3),
+    read nodes/pods."""
     role_rules = [
         c.rule([""], ["pods"], ["create", "delete", "get", "list", "watch"]),
         c.rule(["nfd.k8s-sigs.io"], ["nodefeatures"], ["create", "get", "list", "update", "watch"]),
     ]
+    namespaced = [c.role(name, model, role_rules), c.role_binding(name, model)] if has(model.release, "v26.3") else []
     return [
         c.service_account(name, model),
-        c.role(name, model, role_rules),
-        c.role_binding(name, model),
+        *namespaced,
         c.cluster_role(name, [c.rule([""], ["nodes", "pods"], ["get"])]),
         c.cluster_role_binding(name, model),
     ]
@@ -44,16 +51,20 @@ def pod_rbac(name: str, model: Model) -> list[Obj]:
 
 def daemonset(model: Model) -> Obj:
     sdp = model.section("sandboxDevicePlugin")
-    env = [h.field_env("NODE_NAME", "spec.nodeName"), h.field_env("POD_NAMESPACE", "metadata.namespace")]
+    v26_3 = has(model.release, "v26.3")
+    env = [h.field_env("NODE_NAME", "spec.nodeName"), h.field_env("POD_NAMESPACE", "metadata.namespace")] if v26_3 else []
+    extra: Obj = {} if v26_3 else {"command": ["nvidia-kubevirt-gpu-device-plugin"]}
+    if env or sdp.get("env"):
+        extra["env"] = c.env_list(extra=env + list(sdp.get("env") or []))
     container = h.main_container(
         "nvidia-sandbox-device-plugin-ctr",
         sdp,
-        env=c.env_list(extra=env + list(sdp.get("env") or [])),
+        **extra,
         securityContext={"privileged": True},
         volumeMounts=[
             c.mount("device-plugin", "/var/lib/kubelet/device-plugins"),
             c.mount("vfio", "/dev/vfio"),
-            c.mount("cdi-root", "/var/run/cdi"),
+            *([c.mount("cdi-root", "/var/run/cdi")] if v26_3 else []),
         ],
     )
     pod: Obj = {
@@ -67,7 +78,7 @@ def daemonset(model: Model) -> Obj:
             c.host_path("device-plugin", "/var/lib/kubelet/device-plugins"),
             c.host_path("run-nvidia-validations", c.VALIDATIONS_DIR, "DirectoryOrCreate"),
             c.host_path("vfio", "/dev/vfio"),
-            c.host_path("cdi-root", "/var/run/cdi", "DirectoryOrCreate"),
+            *([c.host_path("cdi-root", "/var/run/cdi", "DirectoryOrCreate")] if v26_3 else []),
         ],
     }
     return c.daemonset(DS, model, operand="sandbox-device-plugin", pod_spec=pod, section=sdp)

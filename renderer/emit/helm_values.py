@@ -39,12 +39,19 @@ directories and names), and a runtime that reached the other operands' ``runtime
 but not the toolkit would be a silent half of a change."""
 
 
+RELEASE: Path = ("cluster", "operatorRelease")
+"""The imitated operator release: build-time. Besides the pools' facts it decides which keys
+the operator's CRDs keep (:func:`renderer.releasegate.prune`); a chart varying it would have to
+gate each such key's references on it. The chart is made for its release (its ``appVersion``);
+a cluster of another release gets no values file and is listed."""
+
+
 def build_time_keys(values: dict[str, Any]) -> set[Path]:
-    """The keys resolved into the pools' facts at build time, which the chart reads nowhere: those
-    of :data:`RESOLVED_INTO_POOLS` when the chart values have pools, and each pool's own
-    settings of :data:`FACT_INPUTS` that it sets."""
+    """The keys resolved at build time, which the chart reads nowhere: :data:`RELEASE`, those of
+    :data:`RESOLVED_INTO_POOLS` when the chart values have pools, and each pool's own settings of
+    :data:`FACT_INPUTS` that it sets."""
     names = pool_names(values)
-    out = set(RESOLVED_INTO_POOLS) if names else set()
+    out = {RELEASE, *RESOLVED_INTO_POOLS} if names else {RELEASE}
     for name in names:
         out |= {("driver", "pools", name, *key) for key in FACT_INPUTS if get(values, ("driver", "pools", name, *key)) is not None}
     return out
@@ -485,6 +492,7 @@ def model_of(values: dict[str, Any], cluster: str, seen: set[str] | None = None,
     ``paths`` too, which keys of each section (:class:`DeepReads`).
     """
     from renderer.driverimage import pool_from_facts
+    from renderer.releasegate import prune
     from renderer.resolve import resolve_pool
 
     out = dict(values)
@@ -507,6 +515,8 @@ def model_of(values: dict[str, Any], cluster: str, seen: set[str] | None = None,
         node_pools.append({**pool, "driver": {k: v for k, v in settings.items() if k != NODE}})
         facts.append(settings.get(NODE))
     out["nodePools"] = node_pools
+    out = prune(out)  # as resolve does: what the imitated release's CRDs keep
+    node_pools = out["nodePools"]
     if seen is not None:
         out = Reads(out, seen) if paths is None else DeepReads(out, seen, paths)
 
