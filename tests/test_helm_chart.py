@@ -539,14 +539,25 @@ draDriver:
   featureGates: {MPSSupport: false}
 gitops: {destination: {name: mps-off}}
 """,
+    "mps-on": """\
+# MPSSupport on, in a fleet without it: the gate's text, and the MPS Deployment Role it grants
+draDriver:
+  featureGates: {MPSSupport: true, DynamicMIG: false}
+gitops: {destination: {name: mps-on}}
+""",
 }
+
+MPS_ROLE = ("Role", "nvidia-dra-driver-kubeletplugin-mps")
+MPS_GATE = "{{- if .Values.draDriver.featureGates.MPSSupport }}"
 
 
 def test_feature_gates_of_a_fleet_that_sets_none_are_reproduced(helm: str, tmp_path: Path) -> None:
     """A fleet with a dra pool and no ``draDriver.featureGates``: the gates are printed from the
     map (the ``joined`` helper: ``key=true,key=false`` in key order) inside
     ``{{- if .Values.draDriver.featureGates }}``, so a cluster that sets some gets a values file,
-    and ``--set`` reaches them."""
+    and ``--set`` reaches them; ``MPSSupport``, a key the builder looks up in the map, gates the
+    MPS Role (``{{- if .Values.draDriver.featureGates.MPSSupport }}``), so a cluster that turns
+    it on is reproduced too."""
     fleet = yamlio.load((CASES / "dra-mixed" / "values.yaml").read_text())
     del fleet["draDriver"]["featureGates"]
     (tmp_path / "fleet.yaml").write_text(yamlio.dump(fleet))
@@ -559,6 +570,61 @@ def test_feature_gates_of_a_fleet_that_sets_none_are_reproduced(helm: str, tmp_p
     controller = next(o for o in got if (o["kind"], o["metadata"]["name"]) == ("Deployment", "nvidia-dra-driver-controller"))
     env = {e["name"]: e.get("value") for e in controller["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["FEATURE_GATES"] == "DynamicMIG=false,TimeSlicingSettings=true"
+    # the key the builder looks up in the map is a switch of its own: it grants the MPS Role
+    assert MPS_GATE in text
+    assert MPS_ROLE in {(k[1], k[3]) for k in normalise(static_objects(p.clusters["mps-on"]))}
+    assert MPS_ROLE not in {(k[1], k[3]) for k in normalise(static_objects(p.clusters["mps-off"]))}
+    got = _template(helm, chart, "--set", "draDriver.featureGates.MPSSupport=true")
+    assert MPS_ROLE in {(o["kind"], o["metadata"]["name"]) for o in got}
+
+
+GATED_SHAPES = {
+    "other-gates": """\
+# gates other than the fleet's: MPSSupport off (no MPS Role), another gate on
+draDriver:
+  featureGates: {MPSSupport: false, TimeSlicingSettings: true}
+gitops: {destination: {name: other-gates}}
+""",
+    "without-mps": """\
+# the fleet's gate removed, another set: no MPS Role, the other gate's text
+draDriver:
+  featureGates: {MPSSupport: null, IMEXDaemonsWithDNSNames: true}
+gitops: {destination: {name: without-mps}}
+""",
+    "no-gates": """\
+# no gates at all: no FEATURE_GATES, no MPS Role
+draDriver:
+  featureGates: null
+gitops: {destination: {name: no-gates}}
+""",
+}
+
+
+def test_feature_gates_of_a_fleet_that_sets_some_are_reproduced(helm: str, tmp_path: Path) -> None:
+    """A fleet whose DRA driver sets ``featureGates.MPSSupport`` (dra-mixed): the gates are
+    printed from the map as in a fleet without gates (``{{- if .Values.draDriver.featureGates }}``
+    around the ``joined`` text), and the MPS Role is behind the gate the builder looks up, so a
+    cluster whose gates differ, or that has none, gets a values file."""
+    chart, p = _fleet_of(tmp_path / "fleet", GATED_SHAPES, CASES / "dra-mixed" / "values.yaml")
+    text = (chart / "templates" / "dra-driver.yaml").read_text()
+    assert text.count('value: {{ include "gpu-stack.joined" .Values.draDriver.featureGates | quote }}') == 3
+    assert text.count("{{- if .Values.draDriver.featureGates }}") == 3
+    assert MPS_GATE in text
+    assert "draDriver.featureGates` (build-time" not in (chart / "README.md").read_text()
+    assert normalise(_template(helm, chart)) == normalise(static_objects(p.base))
+    _reproduced(helm, chart, p, sorted(GATED_SHAPES))
+    bare = normalise(static_objects(p.clusters["no-gates"]))
+    assert MPS_ROLE not in {(k[1], k[3]) for k in bare}
+    assert not any(e.get("name") == "FEATURE_GATES" for o in bare.values() for e in _env_items(o))
+    got = _template(helm, chart, "--set", "draDriver.featureGates.MPSSupport=false")
+    assert MPS_ROLE not in {(o["kind"], o["metadata"]["name"]) for o in got}
+    controller = next(o for o in got if (o["kind"], o["metadata"]["name"]) == ("Deployment", "nvidia-dra-driver-controller"))
+    assert {e["name"]: e.get("value") for e in _env_items(controller)}["FEATURE_GATES"] == "MPSSupport=false"
+
+
+def _env_items(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return [e for ctr in spec.get("containers") or [] for e in ctr.get("env") or []]
 
 
 def test_schema_rejects_wrong_type_at_install_time(helm: str, example: Path) -> None:

@@ -461,6 +461,27 @@ class Section(dict[str, Any]):
         super().clear()
 
 
+class KeyProbe(dict[str, Any]):
+    """A values map that records, in ``asked``, each key a build looks up in it (``get``,
+    ``[]``, ``in``): the keys of a keyed map a builder reads one by one (``helm_ir.Analysis._keys``)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        super().__init__(data)
+        self.asked: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        self.asked.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.asked.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self.asked.add(str(key))
+        return super().__contains__(key)
+
+
 def unwrap_sections(node: Any) -> Any:
     """``node`` with every :class:`Section` in it (handed out whole) replaced by a plain copy,
     each recorded as read whole; changed in place, returned for the top level."""
