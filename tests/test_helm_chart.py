@@ -622,6 +622,78 @@ def test_feature_gates_of_a_fleet_that_sets_some_are_reproduced(helm: str, tmp_p
     assert {e["name"]: e.get("value") for e in _env_items(controller)}["FEATURE_GATES"] == "MPSSupport=false"
 
 
+POOL_GDS = {
+    "pool-gds": """\
+# pools with GDS / GDRCopy sections of their own: one turns GDS on with its own version, the
+# other GDRCopy with its own version and env (the pool's section merged over the fleet's)
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+    gpuProduct: NVIDIA-H100-80GB-HBM3
+    driver:
+      gds: {enabled: true, version: "2.30.1"}
+  - name: rhel94
+    os: {id: rhel, version: "9.4"}
+    kernel: 5.14.0-427.37.1.el9_4.x86_64
+    gpuProduct: NVIDIA-A100-SXM4-80GB
+    driver:
+      gdrcopy: {enabled: true, version: v2.5, env: [{name: GDRCOPY_DEBUG, value: "1"}]}
+gitops: {destination: {name: pool-gds}}
+""",
+    "pool-gds-off": """\
+# a pool that turns GDS and GDRCopy off (in a fleet that turns them on)
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+    gpuProduct: NVIDIA-H100-80GB-HBM3
+    driver:
+      gds: {enabled: false}
+      gdrcopy: {enabled: false}
+  - name: rhel94
+    os: {id: rhel, version: "9.4"}
+    kernel: 5.14.0-427.37.1.el9_4.x86_64
+    gpuProduct: NVIDIA-A100-SXM4-80GB
+gitops: {destination: {name: pool-gds-off}}
+""",
+}
+
+
+def test_pools_with_their_own_gds_sections_are_reproduced(helm: str, tmp_path: Path) -> None:
+    """A pool's own ``gds`` / ``gdrcopy`` section is merged over the fleet's, as the driver builder
+    merges it: the range body reads ``$gds`` (``include "gpu-stack.merged" (list $.Values.gds
+    $pool.gds) | fromYaml``), so clusters whose pools set their own sections get a values file,
+    in a fleet with GDS off, in one with it on, and in one whose first pool sets its own."""
+    chart, p = _fleet_of(tmp_path / "off", {"pool-gds": POOL_GDS["pool-gds"]})
+    driver = (chart / "templates" / "driver.yaml").read_text()
+    assert '{{- $gds := include "gpu-stack.merged" (list $.Values.gds $pool.gds) | fromYaml }}' in driver
+    assert "{{- if $gds.enabled }}" in driver
+    _reproduced(helm, chart, p, ["pool-gds"])
+    sidecars = {
+        (k[3], c["name"]): c
+        for k, o in normalise(static_objects(p.clusters["pool-gds"])).items()
+        if k[1] == "DaemonSet"
+        for c in o["spec"]["template"]["spec"]["containers"]
+    }
+    assert sidecars[("nvidia-driver-daemonset-ubuntu2204", "nvidia-fs-ctr")]["image"].endswith(":2.30.1-ubuntu22.04")
+    assert ("nvidia-driver-daemonset-rhel94", "nvidia-fs-ctr") not in sidecars
+    assert ("nvidia-driver-daemonset-rhel94", "nvidia-gdrcopy-ctr") in sidecars
+    on = tmp_path / "on.yaml"
+    on.write_text((ROOT / "values.yaml").read_text() + "\ngds: {enabled: true}\ngdrcopy: {enabled: true}\n")
+    chart, p = _fleet_of(tmp_path / "on", POOL_GDS, on)
+    assert normalise(_template(helm, chart)) == normalise(static_objects(p.base))
+    _reproduced(helm, chart, p, sorted(POOL_GDS))
+    # the fleet's first pool with a section of its own: the body still reads the fleet's, merged
+    fleet = _fleet_values()
+    fleet["nodePools"][0]["driver"] = {"gds": {"enabled": True}}
+    (tmp_path / "first.yaml").write_text(yamlio.dump(fleet))
+    chart, p = _fleet_of(tmp_path / "first", POOL_GDS, tmp_path / "first.yaml")
+    assert "{{- if $gds.enabled }}" in (chart / "templates" / "driver.yaml").read_text()
+    assert normalise(_template(helm, chart)) == normalise(static_objects(p.base))
+    _reproduced(helm, chart, p, sorted(POOL_GDS))
+
+
 def _env_items(obj: dict[str, Any]) -> list[dict[str, Any]]:
     spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
     return [e for ctr in spec.get("containers") or [] for e in ctr.get("env") or []]
@@ -1076,7 +1148,7 @@ def test_templates_use_the_idioms_of_hand_written_charts_example() -> None:
     assert "priorityClassName: {{ $pool.priorityClassName | default $.Values.daemonsets.priorityClassName | quote }}" in driver
     # host files a pool's OS decides (subscriptions, /lib/modules) are node facts printed whole
     assert "{{- with $pool.node.hostVolumes }}{{ toYaml . | nindent 8 }}{{ end }}" in driver
-    assert "{{- with and $.Values.gds.enabled $.Values.gds.imagePullSecrets }}{{ toYaml . | nindent 8 }}{{ end }}" in driver
+    assert "{{- with and $gds.enabled $gds.imagePullSecrets }}{{ toYaml . | nindent 8 }}{{ end }}" in driver
     # the operator validator's plugin-validation init container: one body, its env items behind their own conditions
     validator = files[f"{CHART}/templates/operator-validator.yaml"]
     assert validator.count("- name: plugin-validation") == 1

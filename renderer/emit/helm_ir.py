@@ -75,6 +75,7 @@ from renderer.emit.helm_values import (
     POOL_ATTR,
     POOL_NAMES_READ,
     POOL_ONLY,
+    POOL_SECTIONS,
     POOLS_READ,
     REMOVE,
     KeyProbe,
@@ -1591,7 +1592,7 @@ class Analysis:
             base_node = tget(base, tpath)
             cases.sort(key=lambda c: c[1] == base_node or (c[1] is MISSING and base_node is MISSING))
             if len(cases) == 2 and cases[0][1] is MISSING:
-                cases.reverse()
+                cases = _nothing_last(cases, alone)
             if len(cases) > 1:
                 if not alone:
                     cases = self._minimal_cases([knob_of[k] for k in group], built, cases, tpath, base_node, at)
@@ -1823,6 +1824,21 @@ def _shared_refs(refs: dict[TPath, list[Path]], touched: dict[Path, list[TPath]]
                 assert kpath in on_values
 
 
+def _nothing_last(cases: list[tuple[Cond, Any]], alone: bool) -> list[tuple[Cond, Any]]:
+    """Two cases, "nothing" first, with "nothing" as the ``else``. Each knob varied alone, the
+    base case's condition holds the base build's (true): it takes the negation of the other's,
+    whose every product is one atom (else the order stays)."""
+    if not alone:
+        return [cases[1], cases[0]]  # the conditions are made minimal afterwards
+    negated: list[Atom] = []
+    for conj in cases[0][0]:
+        if len(conj) != 1 or conj[0].op not in ("is", "eq", "ne"):
+            return cases
+        atom = conj[0]
+        negated.append(Atom(atom.path, "is", not atom.value) if atom.op == "is" else Atom(atom.path, "ne" if atom.op == "eq" else "eq", atom.value))
+    return [((tuple(negated),), cases[1][1]), (((),), MISSING)]
+
+
 def _impossible(knobs: list[Knob], labels: list[Any]) -> bool:
     """Do ``labels`` set a key of a keyed map that they leave empty (``featureGates.MPSSupport``
     true, ``featureGates`` not set)? No values say that: a don't-care."""
@@ -2033,7 +2049,8 @@ def _added(path: Path, values: dict[str, Any]) -> bool:
 
 def synthetic_values(values: dict[str, Any]) -> dict[str, Any] | None:
     """``values`` with the first node pool, renamed :data:`POOL`, as its only pool (None without
-    pools), its :data:`OPTIONAL_FACTS` empty."""
+    pools), its :data:`OPTIONAL_FACTS` empty and its own :data:`POOL_SECTIONS` left out (the
+    body reads the fleet's, merged with each pool's own in the template)."""
     names = pool_names(values)
     if not names:
         return None
@@ -2043,6 +2060,8 @@ def synthetic_values(values: dict[str, Any]) -> dict[str, Any] | None:
     node = pool.get(NODE) if isinstance(pool, dict) else None
     if isinstance(node, dict) and any(node.get(k) for k in OPTIONAL_FACTS):  # read as a pool without them
         pool = {**pool, NODE: {**node, **{k: v for k, v in OPTIONAL_FACTS.items() if k in node}}}
+    if isinstance(pool, dict) and any(k in pool for k in POOL_SECTIONS):
+        pool = {k: v for k, v in pool.items() if k not in POOL_SECTIONS}
     out = assign(values, POOLS, {POOL: pool})
     out["nodePools"] = [{**first, "name": POOL}]
     return out

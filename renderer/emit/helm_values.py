@@ -128,6 +128,14 @@ FACT_INPUTS = (("upgradePolicy", "maxParallelUpgrades"), ("upgradePolicy", "maxU
 DaemonSet's ``maxUnavailable``): build-time keys of each pool, like the fact."""
 
 
+POOL_SECTIONS = ("gds", "gdrcopy")
+"""Top-level sections a pool's driver settings override key by key (``nodePools[].driver.gds``:
+the driver builder merges the pool's section over the fleet's). Inside the range over the pools
+the templates read them merged (``$gds``: ``include "gpu-stack.merged" (list $.Values.gds
+$pool.gds) | fromYaml``), and so does ``helm_eval``; the range body is read with the first
+pool's own sections left out, so that it reads the fleet's."""
+
+
 POOL_ONLY: dict[str, Any] = {"labels": {}, "annotations": {}, "nodeSelector": {}, "tolerations": [], "priorityClassName": ""}
 """Settings only a pool has (``nodePools[].driver``), with their empty value: every pool's chart
 values carry them, so that the one template body reads them for any pool."""
