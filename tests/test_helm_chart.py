@@ -610,7 +610,9 @@ def test_feature_gates_of_a_fleet_that_sets_some_are_reproduced(helm: str, tmp_p
     assert text.count('value: {{ include "gpu-stack.joined" .Values.draDriver.featureGates | quote }}') == 3
     assert text.count("{{- if .Values.draDriver.featureGates }}") == 3
     assert MPS_GATE in text
-    assert "draDriver.featureGates` (build-time" not in (chart / "README.md").read_text()
+    lines = (chart / "values.yaml").read_text().splitlines()
+    comment = lines[lines.index("  featureGates:") - 1]
+    assert "DRA driver feature gates" in comment and "build-time" not in comment  # settable
     assert normalise(_template(helm, chart)) == normalise(static_objects(p.base))
     _reproduced(helm, chart, p, sorted(GATED_SHAPES))
     bare = normalise(static_objects(p.clusters["no-gates"]))
