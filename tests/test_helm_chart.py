@@ -539,14 +539,25 @@ draDriver:
   featureGates: {MPSSupport: false}
 gitops: {destination: {name: mps-off}}
 """,
+    "mps-on": """\
+# MPSSupport on, in a fleet without it: the gate's text, and the MPS Deployment Role it grants
+draDriver:
+  featureGates: {MPSSupport: true, DynamicMIG: false}
+gitops: {destination: {name: mps-on}}
+""",
 }
+
+MPS_ROLE = ("Role", "nvidia-dra-driver-kubeletplugin-mps")
+MPS_GATE = "{{- if .Values.draDriver.featureGates.MPSSupport }}"
 
 
 def test_feature_gates_of_a_fleet_that_sets_none_are_reproduced(helm: str, tmp_path: Path) -> None:
     """A fleet with a dra pool and no ``draDriver.featureGates``: the gates are printed from the
     map (the ``joined`` helper: ``key=true,key=false`` in key order) inside
     ``{{- if .Values.draDriver.featureGates }}``, so a cluster that sets some gets a values file,
-    and ``--set`` reaches them."""
+    and ``--set`` reaches them; ``MPSSupport``, a key the builder looks up in the map, gates the
+    MPS Role (``{{- if .Values.draDriver.featureGates.MPSSupport }}``), so a cluster that turns
+    it on is reproduced too."""
     fleet = yamlio.load((CASES / "dra-mixed" / "values.yaml").read_text())
     del fleet["draDriver"]["featureGates"]
     (tmp_path / "fleet.yaml").write_text(yamlio.dump(fleet))
@@ -559,6 +570,135 @@ def test_feature_gates_of_a_fleet_that_sets_none_are_reproduced(helm: str, tmp_p
     controller = next(o for o in got if (o["kind"], o["metadata"]["name"]) == ("Deployment", "nvidia-dra-driver-controller"))
     env = {e["name"]: e.get("value") for e in controller["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["FEATURE_GATES"] == "DynamicMIG=false,TimeSlicingSettings=true"
+    # the key the builder looks up in the map is a switch of its own: it grants the MPS Role
+    assert MPS_GATE in text
+    assert MPS_ROLE in {(k[1], k[3]) for k in normalise(static_objects(p.clusters["mps-on"]))}
+    assert MPS_ROLE not in {(k[1], k[3]) for k in normalise(static_objects(p.clusters["mps-off"]))}
+    got = _template(helm, chart, "--set", "draDriver.featureGates.MPSSupport=true")
+    assert MPS_ROLE in {(o["kind"], o["metadata"]["name"]) for o in got}
+
+
+GATED_SHAPES = {
+    "other-gates": """\
+# gates other than the fleet's: MPSSupport off (no MPS Role), another gate on
+draDriver:
+  featureGates: {MPSSupport: false, TimeSlicingSettings: true}
+gitops: {destination: {name: other-gates}}
+""",
+    "without-mps": """\
+# the fleet's gate removed, another set: no MPS Role, the other gate's text
+draDriver:
+  featureGates: {MPSSupport: null, IMEXDaemonsWithDNSNames: true}
+gitops: {destination: {name: without-mps}}
+""",
+    "no-gates": """\
+# no gates at all: no FEATURE_GATES, no MPS Role
+draDriver:
+  featureGates: null
+gitops: {destination: {name: no-gates}}
+""",
+}
+
+
+def test_feature_gates_of_a_fleet_that_sets_some_are_reproduced(helm: str, tmp_path: Path) -> None:
+    """A fleet whose DRA driver sets ``featureGates.MPSSupport`` (dra-mixed): the gates are
+    printed from the map as in a fleet without gates (``{{- if .Values.draDriver.featureGates }}``
+    around the ``joined`` text), and the MPS Role is behind the gate the builder looks up, so a
+    cluster whose gates differ, or that has none, gets a values file."""
+    chart, p = _fleet_of(tmp_path / "fleet", GATED_SHAPES, CASES / "dra-mixed" / "values.yaml")
+    text = (chart / "templates" / "dra-driver.yaml").read_text()
+    assert text.count('value: {{ include "gpu-stack.joined" .Values.draDriver.featureGates | quote }}') == 3
+    assert text.count("{{- if .Values.draDriver.featureGates }}") == 3
+    assert MPS_GATE in text
+    lines = (chart / "values.yaml").read_text().splitlines()
+    comment = lines[lines.index("  featureGates:") - 1]
+    assert "DRA driver feature gates" in comment and "build-time" not in comment  # settable
+    assert normalise(_template(helm, chart)) == normalise(static_objects(p.base))
+    _reproduced(helm, chart, p, sorted(GATED_SHAPES))
+    bare = normalise(static_objects(p.clusters["no-gates"]))
+    assert MPS_ROLE not in {(k[1], k[3]) for k in bare}
+    assert not any(e.get("name") == "FEATURE_GATES" for o in bare.values() for e in _env_items(o))
+    got = _template(helm, chart, "--set", "draDriver.featureGates.MPSSupport=false")
+    assert MPS_ROLE not in {(o["kind"], o["metadata"]["name"]) for o in got}
+    controller = next(o for o in got if (o["kind"], o["metadata"]["name"]) == ("Deployment", "nvidia-dra-driver-controller"))
+    assert {e["name"]: e.get("value") for e in _env_items(controller)}["FEATURE_GATES"] == "MPSSupport=false"
+
+
+POOL_GDS = {
+    "pool-gds": """\
+# pools with GDS / GDRCopy sections of their own: one turns GDS on with its own version, the
+# other GDRCopy with its own version and env (the pool's section merged over the fleet's)
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+    gpuProduct: NVIDIA-H100-80GB-HBM3
+    driver:
+      gds: {enabled: true, version: "2.30.1"}
+  - name: rhel94
+    os: {id: rhel, version: "9.4"}
+    kernel: 5.14.0-427.37.1.el9_4.x86_64
+    gpuProduct: NVIDIA-A100-SXM4-80GB
+    driver:
+      gdrcopy: {enabled: true, version: v2.5, env: [{name: GDRCOPY_DEBUG, value: "1"}]}
+gitops: {destination: {name: pool-gds}}
+""",
+    "pool-gds-off": """\
+# a pool that turns GDS and GDRCopy off (in a fleet that turns them on)
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+    gpuProduct: NVIDIA-H100-80GB-HBM3
+    driver:
+      gds: {enabled: false}
+      gdrcopy: {enabled: false}
+  - name: rhel94
+    os: {id: rhel, version: "9.4"}
+    kernel: 5.14.0-427.37.1.el9_4.x86_64
+    gpuProduct: NVIDIA-A100-SXM4-80GB
+gitops: {destination: {name: pool-gds-off}}
+""",
+}
+
+
+def test_pools_with_their_own_gds_sections_are_reproduced(helm: str, tmp_path: Path) -> None:
+    """A pool's own ``gds`` / ``gdrcopy`` section is merged over the fleet's, as the driver builder
+    merges it: the range body reads ``$gds`` (``include "gpu-stack.merged" (list $.Values.gds
+    $pool.gds) | fromYaml``), so clusters whose pools set their own sections get a values file,
+    in a fleet with GDS off, in one with it on, and in one whose first pool sets its own."""
+    chart, p = _fleet_of(tmp_path / "off", {"pool-gds": POOL_GDS["pool-gds"]})
+    driver = (chart / "templates" / "driver.yaml").read_text()
+    assert '{{- $gds := include "gpu-stack.merged" (list $.Values.gds $pool.gds) | fromYaml }}' in driver
+    assert "{{- if $gds.enabled }}" in driver
+    _reproduced(helm, chart, p, ["pool-gds"])
+    sidecars = {
+        (k[3], c["name"]): c
+        for k, o in normalise(static_objects(p.clusters["pool-gds"])).items()
+        if k[1] == "DaemonSet"
+        for c in o["spec"]["template"]["spec"]["containers"]
+    }
+    assert sidecars[("nvidia-driver-daemonset-ubuntu2204", "nvidia-fs-ctr")]["image"].endswith(":2.30.1-ubuntu22.04")
+    assert ("nvidia-driver-daemonset-rhel94", "nvidia-fs-ctr") not in sidecars
+    assert ("nvidia-driver-daemonset-rhel94", "nvidia-gdrcopy-ctr") in sidecars
+    on = tmp_path / "on.yaml"
+    on.write_text((ROOT / "values.yaml").read_text() + "\ngds: {enabled: true}\ngdrcopy: {enabled: true}\n")
+    chart, p = _fleet_of(tmp_path / "on", POOL_GDS, on)
+    assert normalise(_template(helm, chart)) == normalise(static_objects(p.base))
+    _reproduced(helm, chart, p, sorted(POOL_GDS))
+    # the fleet's first pool with a section of its own: the body still reads the fleet's, merged
+    fleet = _fleet_values()
+    fleet["nodePools"][0]["driver"] = {"gds": {"enabled": True}}
+    (tmp_path / "first.yaml").write_text(yamlio.dump(fleet))
+    chart, p = _fleet_of(tmp_path / "first", POOL_GDS, tmp_path / "first.yaml")
+    assert "{{- if $gds.enabled }}" in (chart / "templates" / "driver.yaml").read_text()
+    assert normalise(_template(helm, chart)) == normalise(static_objects(p.base))
+    _reproduced(helm, chart, p, sorted(POOL_GDS))
+
+
+def _env_items(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return [e for ctr in spec.get("containers") or [] for e in ctr.get("env") or []]
 
 
 def test_schema_rejects_wrong_type_at_install_time(helm: str, example: Path) -> None:
@@ -1010,7 +1150,7 @@ def test_templates_use_the_idioms_of_hand_written_charts_example() -> None:
     assert "priorityClassName: {{ $pool.priorityClassName | default $.Values.daemonsets.priorityClassName | quote }}" in driver
     # host files a pool's OS decides (subscriptions, /lib/modules) are node facts printed whole
     assert "{{- with $pool.node.hostVolumes }}{{ toYaml . | nindent 8 }}{{ end }}" in driver
-    assert "{{- with and $.Values.gds.enabled $.Values.gds.imagePullSecrets }}{{ toYaml . | nindent 8 }}{{ end }}" in driver
+    assert "{{- with and $gds.enabled $gds.imagePullSecrets }}{{ toYaml . | nindent 8 }}{{ end }}" in driver
     # the operator validator's plugin-validation init container: one body, its env items behind their own conditions
     validator = files[f"{CHART}/templates/operator-validator.yaml"]
     assert validator.count("- name: plugin-validation") == 1

@@ -389,8 +389,8 @@ def values_table(values: dict[str, Any], schema: dict[str, Any], fixed: set[tupl
 
 
 ON_DEMAND = ("joined",)
-"""Helpers of chart_helpers.tpl written only when a template includes them (the DRA driver's
-gates are build-time text in a fleet that sets some)."""
+"""Helpers of chart_helpers.tpl written only when a template includes them (``joined``: only the
+DRA driver's gates print it, and a DRA driver whose gates were build-time text would not)."""
 
 
 def _on_demand(helpers: str, templates: str) -> str:

@@ -33,7 +33,7 @@ from renderer.emit.helm_tree import (
     merged_maps,
     tget,
 )
-from renderer.emit.helm_values import Path, get, pool_names
+from renderer.emit.helm_values import POOL_SECTIONS, Path, get, pool_names
 from renderer.jsondata import clone
 
 # --- evaluation ----------------------------------------------------------------------
@@ -182,10 +182,25 @@ def _read(values: dict[str, Any], path: Path) -> Any:
         if path[3:] == (NAME_KEY,):
             return _POOL[1]  # known from the read of the pools' names
         path = (*POOLS, _POOL[1], *path[3:])
+    elif _POOL is not None and path[:1] and path[0] in POOL_SECTIONS:
+        return _read_merged(values, path)
     found = get(values, path)
     if _READS is not None:
         _READS.append((path, _fingerprint(found)))
     return found
+
+
+def _read_merged(values: dict[str, Any], path: Path) -> Any:
+    """Inside the range over the pools, a section a pool overrides (``POOL_SECTIONS``): the
+    pool's own section merged over the fleet's, as the driver builder and ``$gds`` take it."""
+    assert _POOL is not None
+    fleet, own_path = get(values, path[:1]), (*POOLS, _POOL[1], path[0])
+    own = get(values, own_path)
+    if _READS is not None:
+        _READS.extend([(path[:1], _fingerprint(fleet)), (own_path, _fingerprint(own))])
+    if own is None:
+        return get(values, path)
+    return get(merged_maps([fleet, own]), path[1:])
 
 
 def _read_pool_names(values: dict[str, Any]) -> list[str]:

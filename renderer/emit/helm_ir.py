@@ -75,8 +75,10 @@ from renderer.emit.helm_values import (
     POOL_ATTR,
     POOL_NAMES_READ,
     POOL_ONLY,
+    POOL_SECTIONS,
     POOLS_READ,
     REMOVE,
+    KeyProbe,
     Path,
     Recorded,
     assign,
@@ -99,9 +101,10 @@ that parses the knob still builds, and the number in the objects maps back to th
 negative so a knob the builder compares (``> 0``) takes another branch and fails the put-back
 check: it stays fixed at build time."""
 BLOCK_SID = re.compile(r"zzgrb\d{5}x")
-JOINED = re.compile(r"(zzgrb\d{5}x)=true")
+JOINED = re.compile(r"(?:[^,=]+=(?:true|false),)*(zzgrb\d{5}x)=true(?:,[^,=]+=(?:true|false))*")
 """A map block's placeholder as the builders join a map of booleans into text (``{sid: sid}``
-as ``sid=true``): the DRA driver's ``FEATURE_GATES``, printed as :class:`Joined`."""
+as ``sid=true``, among the keys a map of booleans keeps beside it: ``MPSSupport=true,sid=true``,
+see :attr:`Knob.keyed`): the DRA driver's ``FEATURE_GATES``, printed as :class:`Joined`."""
 SENTINEL = re.compile(r"zzgr[sb]\d{5}x|-98765\d{6}(?!\d)")
 HASHLIKE = re.compile(r"[0-9a-f]{8,}|[0-9]{6,}")
 MAX_PRODUCT = 64
@@ -126,6 +129,12 @@ class Knob:
     path: Path
     kind: str  # scalar | int | block | bool | enum | set (empty-or-set) | pool
     domain: tuple[Any, ...] = ()
+    keyed: bool = False
+    """A map of booleans (schema: ``additionalProperties`` boolean) that a builder may look into
+    as well as take whole (the DRA driver's ``featureGates``: joined into ``FEATURE_GATES``, and
+    ``MPSSupport`` grants a Role). Its placeholder keeps the map's own keys beside the sentinel
+    key, and each key a build looks up is a boolean knob of its own (:meth:`Analysis._keys`),
+    also a key the map lacks (then false, and left out)."""
 
 
 def _resolve(schema: dict[str, Any], node: Any) -> dict[str, Any]:
@@ -169,7 +178,9 @@ def knobs(values: dict[str, Any], schema: dict[str, Any]) -> list[Knob]:
                     sub = (props or {}).get(key, extra if isinstance(extra, dict) else {})
                     walk(child, (*path, key), sub)
             else:
-                out.append(Knob(path, "block"))
+                extra = node.get("additionalProperties")
+                keyed = not props and isinstance(extra, dict) and extra.get("type") == "boolean"
+                out.append(Knob(path, "block", keyed=keyed))
         elif isinstance(value, list):
             out.append(Knob(path, "block"))
         elif type(value) is int and node.get("type") == "integer":
@@ -292,6 +303,38 @@ def _block_texts(node: Any) -> set[str]:
     return found
 
 
+def _joins_keys(values: dict[str, Any], keyed: tuple[Path, ...]) -> bool:
+    """Does a keyed map's placeholder in ``values`` hold keys beside its sentinel key?"""
+    for path in keyed:
+        found = get(values, path)
+        if isinstance(found, dict) and len(found) > 1 and any(type(k) is str and k.startswith("zzgrb") for k in found):
+            return True
+    return False
+
+
+def _canonical_joins(node: Any) -> None:
+    """Each text joined from a keyed map's placeholder and the keys beside it
+    (``MPSSupport=true,zzgrb00012x=true``) as that placeholder's own (``zzgrb00012x=true``), in
+    place: it is the map's text whatever keys it holds, so its keys make no variant there."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, val in item.items():
+                if isinstance(val, str):
+                    if "zzgrb" in val and "," in val and (m := JOINED.fullmatch(val)) is not None:
+                        item[key] = f"{m.group(1)}=true"
+                elif isinstance(val, (dict, list)):
+                    stack.append(val)
+        elif isinstance(item, list):
+            for i, val in enumerate(item):
+                if isinstance(val, str):
+                    if "zzgrb" in val and "," in val and (m := JOINED.fullmatch(val)) is not None:
+                        item[i] = f"{m.group(1)}=true"
+                elif isinstance(val, (dict, list)):
+                    stack.append(val)
+
+
 def _reads() -> tuple[Recorded, Recorded]:
     """Fresh (sections, keys) read sets for a build whose own reads are told apart (``direct``)."""
     return Recorded(), Recorded()
@@ -359,7 +402,7 @@ class Sentinels:
         if isinstance(value, list):
             return [{sid: sid}]
         if isinstance(value, dict):
-            return {sid: sid}
+            return {**value, sid: sid} if knob.keyed else {sid: sid}
         if knob.kind == "int":
             return int(sid)
         return sid
@@ -598,6 +641,8 @@ class Analysis:
             self.knobs = [k for k in self.knobs if not _added(k.path, values)]
         self.transparent = [k for k in self.knobs if k.kind in ("scalar", "int", "block")]
         self.structural = [k for k in self.knobs if k.kind in ("bool", "enum", "pool")]
+        self.keyed = tuple(k.path for k in self.knobs if k.keyed)
+        """The maps of booleans builders may look into (:attr:`Knob.keyed`)."""
         self.seen: set[str] = set()
         """Top-level sections read by the builds of the component being analysed."""
         self.context = _bindings(values, cluster) if context is None else context
@@ -647,6 +692,9 @@ class Analysis:
         """:meth:`_as_base`'s answers for the base values held first."""
         self.failed: dict[tuple[tuple[Path, str], ...], set[str]] = {}
         """:attr:`failure` of each memoised build of :meth:`masked_tree` that failed."""
+        self.added: set[str] = set()
+        """Objects a structural value adds under their own name (the MPS Role of
+        ``featureGates.MPSSupport``): :meth:`align` never takes them for a renamed base object."""
 
     def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None, paths: set[Path] | None = None) -> dict[str, Obj] | None:
         try:
@@ -654,6 +702,8 @@ class Analysis:
         except Exception as exc:  # a builder fed placeholders may fail: that knob is not transparent
             self.failure = set(SENTINEL.findall(str(exc)))
             return None
+        if self.keyed and _joins_keys(values, self.keyed):
+            _canonical_joins(tree)
         # a builder that turned a placeholder collection into text (str() of a list) made
         # something no template can say: as good as a failed build. An object equal to the
         # base build's (which has none) is not walked again.
@@ -707,6 +757,10 @@ class Analysis:
         """The values ``masked_tree`` builds and its memo key."""
         vals = base_values
         key: list[tuple[Path, str]] = []
+        if len(changes) > 1:  # a keyed map's key after the map (its emptiness, "set"): set into it
+            heads = {knob.path for knob, _ in changes if knob.kind == "set"}
+            if heads:
+                changes = sorted(changes, key=lambda change: change[0].path[:-1] in heads)
         for knob, setting in changes:
             if knob.kind == "pool":
                 if setting is not False:
@@ -714,6 +768,8 @@ class Analysis:
                 new: Any = REMOVE
             else:
                 new = setting
+                if new is REMOVE and not _has(vals, knob.path):
+                    continue  # a key the map lacks, left out
                 if _has(vals, knob.path) and repr(get(vals, knob.path)) == repr(new):
                     continue  # already that value (repr: True, 1 and 1.0 stay apart)
             vals = assign(vals, knob.path, new)
@@ -799,6 +855,7 @@ class Analysis:
         self.presence_on = {}
         self.derived_at, self.derived, self.generated = [], [], {}
         self.unbuilt = set()
+        self.added = set()
         enabled = self.enabling(comp)
         if enabled is None:
             return None
@@ -847,6 +904,7 @@ class Analysis:
         self.base_attrs = None
         assert base is not None
         self.base_ids = list(base)
+        structural += self._keys(comp, base_values, fixed)
         self._precedence(comp, base_values, base, sent)
         tpl = self._variants(comp, values, base_values, base, structural, sent, fixed, good)
         tpl.derived = self.derived
@@ -870,6 +928,24 @@ class Analysis:
             winner = found.get(PROBE) if isinstance(found, dict) else None
             if winner == ids[0] and len(ids) == 2:
                 sent.order[tuple(ids)] = (ids[1], ids[0])
+
+    def _keys(self, comp: Component, base_values: dict[str, Any], fixed: set[Path]) -> list[Knob]:
+        """A boolean knob for each key a build looks up in a keyed map (:attr:`Knob.keyed`) that
+        the base build read, whether the map has that key or not: one build with the map as a
+        :class:`KeyProbe` (its keys and one more, so that it is not empty), which records them.
+        A key the map lacks is false, and left out of the values (:meth:`_setting`)."""
+        out: list[Knob] = []
+        for path in self.keyed:
+            if path in fixed or not _may_read(self.base_reads, self.base_paths, path):
+                continue
+            current = get(base_values, path)
+            probe = KeyProbe({**(current if isinstance(current, dict) else {}), PROBE: True})
+            try:
+                build_tree(comp, assign(base_values, path, probe), self.cluster, None, self.context.get(comp.name))
+            except Exception:  # pragma: no cover - the base build with a map there passed
+                continue
+            out += [Knob((*path, key), "bool", (True, False)) for key in sorted(probe.asked) if key != PROBE and not _has_sid(key)]
+        return out
 
     def _key(self, comp: Component, oid: str, path: TPath) -> str:
         parts = [e[1] if isinstance(e, tuple) else e for e in path]
@@ -905,7 +981,7 @@ class Analysis:
         if not tree or ref is None:
             return tree
         known = set(ref)
-        extra = [oid for oid in tree if oid not in known]
+        extra = [oid for oid in tree if oid not in known and oid not in self.added]
         if not extra:
             return tree
         missing = [oid for oid in ref if oid not in tree]
@@ -1025,6 +1101,8 @@ class Analysis:
             return None
         finally:
             self.seen |= reads[0]
+        if self.keyed and _joins_keys(values, self.keyed):
+            _canonical_joins(tree)
         self.probe_reads = reads
         if _text_of_block(tree):  # as good as a failed build: returned for its hints only
             hints.update(sent.knob[sid] for sid in _block_texts(tree) if sid in sent.knob)
@@ -1239,6 +1317,7 @@ class Analysis:
             if not tree:
                 off.append(label)
                 continue
+            self.added.update(oid for oid in tree if oid not in base)
             found = self._not_gone(knob, base, tree, diff(base, tree), every)
             if found is None:
                 continue
@@ -1356,6 +1435,8 @@ class Analysis:
         for combo in itertools.product(*settings):
             changes = [(knob_of[path], setting) for path, (_, setting) in zip(group, combo, strict=True)]
             labels = tuple(label for label, _ in combo)
+            if _impossible(knobs, list(labels)):
+                continue  # no values say it: any answer will do
             tree = self.masked_tree(comp, base_values, changes)
             if not tree:
                 continue  # the component is not there at all: any answer will do
@@ -1434,11 +1515,15 @@ class Analysis:
             return True
         if knob.kind == "set":
             return False
+        if knob.kind == "bool" and not _has(values, knob.path):
+            return False  # a key a keyed map lacks (_keys)
         return get(values, knob.path)
 
     def _setting(self, knob: Knob, label: Any, values: dict[str, Any]) -> Any:
         if knob.kind in ("pool", "set"):
             return get(values, knob.path) if knob.kind == "set" else True
+        if knob.kind == "bool" and label is False and not _has(values, knob.path):
+            return REMOVE  # a key a keyed map lacks stays out of it
         return label
 
     def _cond(self, knob: Knob, labels: list[Any]) -> Cond:
@@ -1475,6 +1560,8 @@ class Analysis:
             ]
         results: list[tuple[Conj, dict[str, Obj]]] = []
         built: dict[tuple[Any, ...], dict[str, Obj] | None] = {}
+        # no values set a keyed map's key and leave the map empty: not built, a don't-care
+        combos = [c for c in combos if not _impossible([knob_of[k] for k in group], [label for label, _ in c])]
         for combo in combos:
             changes: list[tuple[Knob, Any]] = []
             atoms: list[Atom] = []
@@ -1505,7 +1592,7 @@ class Analysis:
             base_node = tget(base, tpath)
             cases.sort(key=lambda c: c[1] == base_node or (c[1] is MISSING and base_node is MISSING))
             if len(cases) == 2 and cases[0][1] is MISSING:
-                cases.reverse()
+                cases = _nothing_last(cases, alone)
             if len(cases) > 1:
                 if not alone:
                     cases = self._minimal_cases([knob_of[k] for k in group], built, cases, tpath, base_node, at)
@@ -1538,6 +1625,9 @@ class Analysis:
         taken: dict[tuple[Any, ...], int] = {}
         dont: set[tuple[Any, ...]] = set()
         for m in universe:
+            if _impossible(knobs, list(m)):  # no values say it (never built)
+                dont.add(m)
+                continue
             if m in built:
                 tree = built[m]
                 if not tree or _left_out(tree, tpath):
@@ -1734,6 +1824,28 @@ def _shared_refs(refs: dict[TPath, list[Path]], touched: dict[Path, list[TPath]]
                 assert kpath in on_values
 
 
+def _nothing_last(cases: list[tuple[Cond, Any]], alone: bool) -> list[tuple[Cond, Any]]:
+    """Two cases, "nothing" first, with "nothing" as the ``else``. Each knob varied alone, the
+    base case's condition holds the base build's (true): it takes the negation of the other's,
+    whose every product is one atom (else the order stays)."""
+    if not alone:
+        return [cases[1], cases[0]]  # the conditions are made minimal afterwards
+    negated: list[Atom] = []
+    for conj in cases[0][0]:
+        if len(conj) != 1 or conj[0].op not in ("is", "eq", "ne"):
+            return cases
+        atom = conj[0]
+        negated.append(Atom(atom.path, "is", not atom.value) if atom.op == "is" else Atom(atom.path, "ne" if atom.op == "eq" else "eq", atom.value))
+    return [((tuple(negated),), cases[1][1]), (((),), MISSING)]
+
+
+def _impossible(knobs: list[Knob], labels: list[Any]) -> bool:
+    """Do ``labels`` set a key of a keyed map that they leave empty (``featureGates.MPSSupport``
+    true, ``featureGates`` not set)? No values say that: a don't-care."""
+    empty = {k.path for k, label in zip(knobs, labels, strict=True) if k.kind == "set" and label is False}
+    return bool(empty) and any(k.kind == "bool" and label is True and k.path[:-1] in empty for k, label in zip(knobs, labels, strict=True))
+
+
 def _same(a: Any, b: Any) -> bool:
     """Equal and of one type (``True`` is no ``1``)."""
     return type(a) is type(b) and a == b
@@ -1856,7 +1968,16 @@ def _convert_item(item: Any, sent: Sentinels) -> Any:
     sid = sent.block_id(item)
     if sid is not None:
         return Splice(sent.knob[sid], isinstance(sent.value[sid], dict))
-    return _convert(item, sent)
+    out = _convert(item, sent)
+    if isinstance(out, dict) and isinstance(item, dict):
+        # a map of booleans joined into an item's text (FEATURE_GATES): the builder leaves the
+        # item out when the map is empty. Where the map is set (no "set" variant asks it), the
+        # item asks it itself.
+        for text in item.values():
+            joined = JOINED.fullmatch(text) if isinstance(text, str) and "zzgrb" in text else None
+            if joined is not None and not is_empty(sent.value.get(joined.group(1))):
+                return Variant([(((Atom(sent.knob[joined.group(1)], "is", True),),), out), (((),), MISSING)])
+    return out
 
 
 def _convert_text(node: str, sent: Sentinels) -> Ref | Interp | Joined:
@@ -1928,7 +2049,8 @@ def _added(path: Path, values: dict[str, Any]) -> bool:
 
 def synthetic_values(values: dict[str, Any]) -> dict[str, Any] | None:
     """``values`` with the first node pool, renamed :data:`POOL`, as its only pool (None without
-    pools), its :data:`OPTIONAL_FACTS` empty."""
+    pools), its :data:`OPTIONAL_FACTS` empty and its own :data:`POOL_SECTIONS` left out (the
+    body reads the fleet's, merged with each pool's own in the template)."""
     names = pool_names(values)
     if not names:
         return None
@@ -1938,6 +2060,8 @@ def synthetic_values(values: dict[str, Any]) -> dict[str, Any] | None:
     node = pool.get(NODE) if isinstance(pool, dict) else None
     if isinstance(node, dict) and any(node.get(k) for k in OPTIONAL_FACTS):  # read as a pool without them
         pool = {**pool, NODE: {**node, **{k: v for k, v in OPTIONAL_FACTS.items() if k in node}}}
+    if isinstance(pool, dict) and any(k in pool for k in POOL_SECTIONS):
+        pool = {k: v for k, v in pool.items() if k not in POOL_SECTIONS}
     out = assign(values, POOLS, {POOL: pool})
     out["nodePools"] = [{**first, "name": POOL}]
     return out

@@ -30,6 +30,7 @@ from renderer.emit.helm_text import (
     _repeated,
     emit_entries,
     emit_item,
+    pool_sections,
     values_expr,
 )
 from renderer.emit.helm_tree import (
@@ -423,7 +424,7 @@ class Helpers:
             if pool:
                 _SCOPE.pop()
         head = "".join(f"{{{{- ${var} := .{var} -}}}}\n" for var, _ in carried)
-        return "{{- $pool := .pool -}}\n" + head + text if pool else text
+        return "{{- $pool := .pool -}}\n" + pool_sections(text, "-}}") + head + text if pool else text
 
     @staticmethod
     def _lines(site: Site) -> int:

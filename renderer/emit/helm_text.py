@@ -37,7 +37,7 @@ from renderer.emit.helm_tree import (
     Template,
     Variant,
 )
-from renderer.emit.helm_values import Path
+from renderer.emit.helm_values import POOL_SECTIONS, Path
 
 if TYPE_CHECKING:
     from renderer.emit.helm_named import Helpers
@@ -70,9 +70,23 @@ def values_expr(path: Path) -> str:
             root, path = "$pool", path[3:]
             if not path:
                 return root
+        elif path[:1] and path[0] in POOL_SECTIONS:  # the pool's own merged over the fleet's
+            root, path = "$" + path[0], path[1:]
+            if not path:
+                return root
     if all(IDENT.fullmatch(p) for p in path):
         return root + "." + ".".join(path)
     return f"(index {root} " + " ".join(json.dumps(p) for p in path) + ")"
+
+
+def pool_sections(text: str, close: str = "}}") -> str:
+    """The variables of the :data:`POOL_SECTIONS` that ``text`` (inside the range over the pools)
+    reads: each the pool's own section merged over the fleet's, as the driver builder merges them."""
+    return "".join(
+        f'{{{{- ${name} := include "{CHART}.merged" (list $.Values.{name} $pool.{name}) | fromYaml {close}\n'
+        for name in POOL_SECTIONS
+        if re.search(r"\$" + name + r"\b", text)
+    )
 
 
 def _context() -> str:
@@ -1025,11 +1039,13 @@ def template_text(tpl: Template, header: str, helpers: Helpers | None = None) ->
         out.ctl("range $name, $pool := .Values.driver.pools")
         out.ctl("if $pool")
         _SCOPE.append(tpl.pool_key)
+        mark = len(out.parts)
         try:
             for node in _object_runs(list(tpl.pooled.values())):
                 _object(out, node)
         finally:
             _SCOPE.pop()
+        out.parts.insert(mark, pool_sections("".join(out.parts[mark:])))
         out.ctl("end")
         out.ctl("end")
     if gated:

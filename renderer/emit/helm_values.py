@@ -135,6 +135,14 @@ FACT_INPUTS = (("upgradePolicy", "maxParallelUpgrades"), ("upgradePolicy", "maxU
 DaemonSet's ``maxUnavailable``): build-time keys of each pool, like the fact."""
 
 
+POOL_SECTIONS = ("gds", "gdrcopy")
+"""Top-level sections a pool's driver settings override key by key (``nodePools[].driver.gds``:
+the driver builder merges the pool's section over the fleet's). Inside the range over the pools
+the templates read them merged (``$gds``: ``include "gpu-stack.merged" (list $.Values.gds
+$pool.gds) | fromYaml``), and so does ``helm_eval``; the range body is read with the first
+pool's own sections left out, so that it reads the fleet's."""
+
+
 POOL_ONLY: dict[str, Any] = {"labels": {}, "annotations": {}, "nodeSelector": {}, "tolerations": [], "priorityClassName": ""}
 """Settings only a pool has (``nodePools[].driver``), with their empty value: every pool's chart
 values carry them, so that the one template body reads them for any pool."""
@@ -466,6 +474,27 @@ class Section(dict[str, Any]):
     def clear(self) -> None:
         self._changed()
         super().clear()
+
+
+class KeyProbe(dict[str, Any]):
+    """A values map that records, in ``asked``, each key a build looks up in it (``get``,
+    ``[]``, ``in``): the keys of a keyed map a builder reads one by one (``helm_ir.Analysis._keys``)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        super().__init__(data)
+        self.asked: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        self.asked.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.asked.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self.asked.add(str(key))
+        return super().__contains__(key)
 
 
 def unwrap_sections(node: Any) -> Any:

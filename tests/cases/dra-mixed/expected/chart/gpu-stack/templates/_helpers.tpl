@@ -69,6 +69,15 @@ a null deleting the key. Prints the merge as YAML, nothing when it is empty.
 {{- end -}}
 {{- end -}}
 
+{{/* A map of booleans as "key=true,key=false", keys in order (the DRA driver's FEATURE_GATES). */}}
+{{- define "gpu-stack.joined" -}}
+{{- $out := list -}}
+{{- range $key, $on := . -}}
+{{- $out = append $out (printf "%s=%t" $key (eq $on true)) -}}
+{{- end -}}
+{{- join "," $out -}}
+{{- end -}}
+
 {{/* Labels for extra objects a user adds next to the chart. */}}
 {{- define "gpu-stack.labels" -}}
 app.kubernetes.io/name: {{ include "gpu-stack.name" . }}
