@@ -13,7 +13,8 @@ How a component becomes a template, with no per-component code:
    knob that breaks this (used in a condition, parsed, hashed) is found by bisection and is
    then structural when its value is empty (variants ``empty`` / ``set``) or a string at its
    schema default (variants ``default`` / another value: a host path compared with ``/``), or
-   fixed at build time otherwise.
+   fixed at build time otherwise. A knob whose placeholder lands only in computed leaves (a
+   config file made from a list: ``Component.computed``) is fixed at build time too.
 3. Each structural knob is flipped to each other value of its domain and the component
    rebuilt: if the component disappears the knob gates the whole template file; otherwise
    the paths where objects differ get ``{{ if }}/{{ else }}`` between the variants. Knobs whose
@@ -666,6 +667,8 @@ class Analysis:
             text = _text_of_block(tree)
         else:
             text = any(_text_of_block_beside(obj, like.get(oid, MISSING)) for oid, obj in tree.items())
+        if text and self.derived_at:  # a list's text in a computed leaf (a config file) is no template's
+            text = _text_of_block(_blank(list(tree.values()), self.derived_at))
         if text:
             self.failure = _block_texts(tree)
             return None
@@ -856,6 +859,7 @@ class Analysis:
         assert base is not None
         self.base_ids = list(base)
         self._precedence(comp, base_values, base, sent)
+        fixed |= self._computed_only(base, sent)
         tpl = self._variants(comp, values, base_values, base, structural, sent, fixed, good)
         tpl.derived = self.derived
         tpl.generated = self.generated
@@ -878,6 +882,21 @@ class Analysis:
             winner = found.get(PROBE) if isinstance(found, dict) else None
             if winner == ids[0] and len(ids) == 2:
                 sent.order[tuple(ids)] = (ids[1], ids[0])
+
+    def _computed_only(self, base: dict[str, Obj], sent: Sentinels) -> set[Path]:
+        """The knobs whose placeholders the base build put only into computed leaves (the NFD
+        config files made from lists): the template prints those leaves from ``generated``, so
+        ``--set`` of such a knob does not reach it: build-time (each cluster's values file
+        carries its own computed value)."""
+        raw = self.raw_base
+        if raw is None or not self.derived_at:
+            return set()
+        objs = list(raw.values())
+        inside = {sid for i, p in self.derived_at if i < len(objs) for sid in SENTINEL.findall(repr(tget(objs[i], p)))}
+        if not inside:
+            return set()
+        printed = set(SENTINEL.findall(repr(base)))
+        return {sent.knob[sid] for sid in inside - printed if sid in sent.knob}
 
     def _key(self, comp: Component, oid: str, path: TPath) -> str:
         parts = [e[1] if isinstance(e, tuple) else e for e in path]
