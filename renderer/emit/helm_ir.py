@@ -668,7 +668,7 @@ class Analysis:
         else:
             text = any(_text_of_block_beside(obj, like.get(oid, MISSING)) for oid, obj in tree.items())
         if text and self.derived_at:  # a list's text in a computed leaf (a config file) is no template's
-            text = _text_of_block(_blank(list(tree.values()), self.derived_at))
+            text = _text_outside(list(tree.values()), self.derived_at)
         if text:
             self.failure = _block_texts(tree)
             return None
@@ -1731,6 +1731,22 @@ def blank(obj: Any, p: TPath) -> None:
         for j, name in enumerate(_names(parent)):
             if name == p[-1][1]:
                 parent[j] = None
+
+
+def _text_outside(objs: list[Obj], at: list[tuple[int, TPath]]) -> bool:
+    """:func:`_text_of_block` of ``objs`` with the computed leaves ``at`` left out (only the
+    objects that hold one are copied: a component's CRDs are large)."""
+    leaves: dict[int, list[TPath]] = {}
+    for i, p in at:
+        leaves.setdefault(i, []).append(p)
+    for i, obj in enumerate(objs):
+        if i in leaves:
+            obj = clone(obj)
+            for p in leaves[i]:
+                blank(obj, p)
+        if _text_of_block(obj):
+            return True
+    return False
 
 
 def _blank(objs: list[Obj], at: list[tuple[int, TPath]]) -> list[Obj]:
