@@ -712,6 +712,59 @@ def test_schema_rejects_wrong_type_at_install_time(helm: str, example: Path) -> 
     assert "/driver/enabled" in proc.stderr and "boolean" in proc.stderr, proc.stderr
 
 
+# --- fleet-wide keys the builders parse, compare or name objects after ----------------------
+
+BUILDER_KEYS = {
+    # a number written as text, parsed by the builders: the chart values carry the number
+    "max-unavailable": 'daemonsets: {rollingUpdate: {maxUnavailable: "3"}}\ngitops: {destination: {name: max-unavailable}}\n',
+    "max-unavailable-percent": 'daemonsets: {rollingUpdate: {maxUnavailable: "20%"}}\ngitops: {destination: {name: max-unavailable-percent}}\n',
+    # the name of the first RuntimeClass (the builder sorted the names: the setting's object moved)
+    "runtime-class": "cluster: {runtimeClass: nvidia-gpu}\ngitops: {destination: {name: runtime-class}}\n",
+    # compared with their defaults: HOST_ROOT on every container, the validators' DRIVER_INSTALL_DIR
+    "root-fs": "hostPaths: {rootFS: /host}\ngitops: {destination: {name: root-fs}}\n",
+    "driver-install-dir": "hostPaths: {driverInstallDir: /opt/nvidia/driver}\ngitops: {destination: {name: driver-install-dir}}\n",
+    # lists dumped into the NFD config files: computed values (generated), each cluster's own
+    "nfd-label-ns": "nfd: {master: {extraLabelNs: [nvidia.com, example.com]}}\ngitops: {destination: {name: nfd-label-ns}}\n",
+    "nfd-pci": 'nfd: {worker: {pciDeviceClassWhitelist: ["0300", "0302"], pciDeviceLabelFields: [vendor, device]}}\ngitops: {destination: {name: nfd-pci}}\n',
+}
+
+
+def test_clusters_whose_builder_keys_differ_are_reproduced(helm: str, tmp_path: Path) -> None:
+    """A cluster that sets a fleet-wide key the builders parse (`daemonsets.rollingUpdate.maxUnavailable`),
+    name an object after (`cluster.runtimeClass`) or compare with its default (`hostPaths.rootFS`,
+    `hostPaths.driverInstallDir`) or dump into a config file (the NFD lists, whose files are
+    computed values) gets a values file with which the chart gives its render, and the chart
+    README lists no cluster. The first four are knobs now (the knob matrix sets them); the NFD
+    lists stay "(build-time)": `--set` of them is refused (NOTES.txt)."""
+    chart, p = _fleet_of(tmp_path, BUILDER_KEYS)
+    _reproduced(helm, chart, p, sorted(BUILDER_KEYS))
+    readme = (chart / "README.md").read_text()
+    for key in ("daemonsets.rollingUpdate.maxUnavailable", "cluster.runtimeClass", "hostPaths.rootFS", "hostPaths.driverInstallDir"):
+        row = next(line for line in readme.splitlines() if line.startswith(f"| `{key}` |"))
+        assert not row.endswith("(build-time) |"), row
+    for key in ("nfd.master.extraLabelNs", "nfd.worker.pciDeviceClassWhitelist", "nfd.worker.pciDeviceLabelFields"):
+        row = next(line for line in readme.splitlines() if line.startswith(f"| `{key}` |"))
+        assert row.endswith("(build-time) |"), row
+    assert "maxUnavailable: 3\n" in (chart / "values-max-unavailable.yaml").read_text()  # the number, printed unquoted
+    assert "- device" in (chart / "values-nfd-pci.yaml").read_text()  # its own config file, in generated
+
+
+def test_chart_refuses_builder_keys_it_would_render_wrong(helm: str, example: Path) -> None:
+    """`cluster.runtimeClass` named as a RuntimeClass CDI adds would print that object twice
+    (gpu-render renders it once); a `hostPaths.rootFS` with a trailing / gets it taken off
+    where gpu-render appends /dev/char, which the template does not; an NFD list that is not the
+    one its config file (a computed value) was made from would leave the file stale."""
+    err = _refused(helm, example, "--set", "cluster.runtimeClass=nvidia-cdi")
+    assert "cluster.runtimeClass is nvidia-cdi, one of the RuntimeClasses cdi.enabled adds" in err, err
+    err = _refused(helm, example, "--set", "hostPaths.rootFS=/host/")
+    assert "hostPaths.rootFS is /host/" in err, err
+    assert _template(helm, example, "--set", "cluster.runtimeClass=nvidia-cdi", "--set", "cdi.enabled=false")
+    err = _refused(helm, example, "--set", "nfd.worker.pciDeviceClassWhitelist={0300}")
+    assert "nfd.worker.pciDeviceClassWhitelist is not the list generated.nfd/ConfigMap/node-feature-discovery-worker-conf" in err, err
+    err = _refused(helm, example, "--set", "nfd.master.extraLabelNs={example.com}")
+    assert "nfd.master.extraLabelNs is not the list" in err, err
+
+
 # --- refusals: values gpu-render derived from the pool list, set against the pools ----------
 
 DRA_CHART = CASES / "dra-mixed" / "expected" / CHART
@@ -947,6 +1000,13 @@ KNOBS = [
         ("--set-json", 'driver.pools.ubuntu2204.nodeSelector={"feature.node.kubernetes.io/system-os_release.ID": "debian", "zone": "a"}'),
         _pool_setting(0, ("nodeSelector",), {"feature.node.kubernetes.io/system-os_release.ID": "debian", "zone": "a"}),
     ),
+    # fleet-wide keys the builders parse (a number as text), name an object after, or compare
+    # with their defaults (they used to be build-time)
+    Knob("daemonsets.rollingUpdate.maxUnavailable", ("--set", "daemonsets.rollingUpdate.maxUnavailable=3"), _set("daemonsets.rollingUpdate", {"maxUnavailable": "3"})),
+    Knob("daemonsets.rollingUpdate.maxUnavailable=25%", ("--set", "daemonsets.rollingUpdate.maxUnavailable=25%"), _set("daemonsets.rollingUpdate", {"maxUnavailable": "25%"})),
+    Knob("cluster.runtimeClass", ("--set", "cluster.runtimeClass=nvidia-gpu"), _set("cluster.runtimeClass", "nvidia-gpu")),
+    Knob("hostPaths.rootFS", ("--set", "hostPaths.rootFS=/host"), _set("hostPaths.rootFS", "/host")),
+    Knob("hostPaths.driverInstallDir", ("--set", "hostPaths.driverInstallDir=/opt/nvidia/driver"), _set("hostPaths.driverInstallDir", "/opt/nvidia/driver")),
     # a block that is empty in the built values, where the component has a default of its own
     # (the asset's resources; cc-manager's is the same code, but its kata mode is a second knob)
     Knob(

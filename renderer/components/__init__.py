@@ -70,7 +70,7 @@ class Component:
 COMPONENTS: tuple[Component, ...] = (
     Component("namespace", "", namespace.build),
     Component("runtimeclass", "", runtimeclass.build, runtimeclass.enabled),
-    Component("nfd", "nfd", nfd.build),
+    Component("nfd", "nfd", nfd.build, computed=nfd.COMPUTED),
     Component("node-labeller", "nodeLabeller", node_labeller.build, computed=node_labeller.COMPUTED),
     Component("driver", "driver", driver.build, driver.enabled),
     Component("container-toolkit", "toolkit", container_toolkit.build, pool_objects=(f"DaemonSet/{container_toolkit.NAME}",)),

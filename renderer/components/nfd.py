@@ -266,6 +266,17 @@ def kernel_modules_rule() -> Obj:
     return node_feature_rule("nvidia-kernel-modules", rules)
 
 
+COMPUTED = (
+    (f"ConfigMap/{MASTER}-conf", ("data", "nfd-master.conf")),
+    (f"ConfigMap/{WORKER}-conf", ("data", "nfd-worker.conf")),
+)
+"""The config files, YAML text made from the lists of ``nfd.master`` and ``nfd.worker``
+(``extraLabelNs``, ``pciDeviceClassWhitelist``, ``pciDeviceLabelFields``) as gpu-render's YAML
+writer quotes them: no template prints that text from a list (``toYaml`` quotes otherwise), so
+the chart takes it from its computed values (``generated``), each cluster's values file carrying
+its own; the chart's NOTES.txt refuses lists the text was not made from."""
+
+
 def build(model: Model) -> list[Obj]:
     nfd = model.section("nfd")
     out: list[Obj] = crds(model) if nfd.get("crds", True) else []

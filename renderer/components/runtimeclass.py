@@ -5,6 +5,9 @@ from __future__ import annotations
 from renderer.components.common import MANAGED_BY, Obj
 from renderer.model import Model
 
+CDI_CLASSES = ("nvidia-cdi", "nvidia-legacy")
+"""The RuntimeClasses the operator adds with CDI, whatever ``cluster.runtimeClass`` is."""
+
 
 def _runtime_class(name: str) -> Obj:
     return {
@@ -21,8 +24,10 @@ def enabled(model: Model) -> bool:
 
 
 def build(model: Model) -> list[Obj]:
+    """``cluster.runtimeClass`` first, then the CDI ones (``nvidia-cdi``, ``nvidia-legacy``) that
+    it is not: the first object is the one the setting names, wherever its name sorts."""
     main = str(model.values["cluster"].get("runtimeClass") or "nvidia")
     names = [main]
     if model.section("cdi").get("enabled"):
-        names += ["nvidia-cdi", "nvidia-legacy"]
-    return [_runtime_class(n) for n in sorted(set(names))]
+        names += [n for n in CDI_CLASSES if n != main]
+    return [_runtime_class(n) for n in names]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -197,7 +198,7 @@ def emit_fleet(fleet: Model, chart: Chart, summaries: dict[str, dict[str, str]],
     files[f"{ROOT}/Chart.yaml"] = yamlio.dump_file([chart_yaml(fleet)])
     files[f"{ROOT}/values.yaml"] = values_yaml(values, schema, set(fixed))
     files[f"{ROOT}/values.schema.json"] = chart_schema_text()
-    files[f"{ROOT}/templates/NOTES.txt"] = _data("chart_notes.txt")
+    files[f"{ROOT}/templates/NOTES.txt"] = _notes(_data("chart_notes.txt"), set(fixed))
     files[f"{ROOT}/.helmignore"] = _data("chart_helmignore.txt")
     files[f"{ROOT}/README.md"] = readme(
         chart=CHART,
@@ -399,6 +400,17 @@ def _on_demand(helpers: str, templates: str) -> str:
     blocks = helpers.split("\n\n")
     unused = [f'define "{CHART}.{name}"' for name in ON_DEMAND if f'include "{CHART}.{name}"' not in templates]
     return "\n\n".join(b for b in blocks if not any(u in b for u in unused))
+
+
+SETTABLE = re.compile(r"^\{\{- /\* \[\[ if settable ([\w.]+) \]\] \*/\}\}\n(.*?)^\{\{- /\* \[\[ end \]\] \*/\}\}\n", re.M | re.S)
+"""A check of NOTES.txt kept only where the templates print the key (``[[ if settable KEY ]]``
+... ``[[ end ]]``): a refusal of values the templates would render wrong, asked of a key that is
+not build-time (a build-time key's value never reaches them)."""
+
+
+def _notes(text: str, fixed: set[tuple[str, ...]]) -> str:
+    """NOTES.txt with the checks of build-time keys left out (:data:`SETTABLE`)."""
+    return SETTABLE.sub(lambda m: "" if tuple(m.group(1).split(".")) in fixed else m.group(2), text)
 
 
 def _data(name: str) -> str:

@@ -107,19 +107,29 @@ def _evaluate_map(node: dict[Any, Any], values: dict[str, Any]) -> dict[str, Any
 
 
 def splices_only(node: Any) -> Cond | None:
-    """For a list made only of values lists spliced together (each maybe behind one condition),
-    which the builders leave out when it comes out empty: when it has an item; else None."""
-    if not isinstance(node, list) or len(node) < 2:
+    """For a list made only of values lists spliced together and of items behind one condition
+    each (a splice maybe behind one too), which the builders leave out when it comes out empty:
+    when it has an item; else None."""
+    if not isinstance(node, list) or not node:
         return None
     out: list[Conj] = []
+    optional = 0
     for item in node:
         if isinstance(item, Variant) and len(item.cases) == 2 and item.cases[1][1] is MISSING:
             cond, item = item.cases[0]
+            if not isinstance(item, Splice):  # a fixed item of its own condition (HOST_ROOT)
+                out += cond
+                optional += 1
+                continue
         else:
             cond = ((),)
         if not isinstance(item, Splice) or item.is_map:
             return None
         out += [(*conj, Atom(item.path, "is", True)) for conj in cond]
+    if optional and len(node) == optional > 1:  # items of their own alone (one of two terms): not an optional list
+        return None
+    if len(node) < 2 and not optional:
+        return None
     return tuple(out)
 
 

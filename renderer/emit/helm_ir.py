@@ -11,8 +11,10 @@ How a component becomes a template, with no per-component code:
    with scalars inside) or ``toYaml`` (blocks: a whole value, or items spliced into a list or
    map). Putting every value back must give the very objects built from the real values; a
    knob that breaks this (used in a condition, parsed, hashed) is found by bisection and is
-   then structural when its value is empty (variants ``empty`` / ``set``) or fixed at build
-   time otherwise.
+   then structural when its value is empty (variants ``empty`` / ``set``) or a string at its
+   schema default (variants ``default`` / another value: a host path compared with ``/``), or
+   fixed at build time otherwise. A knob whose placeholder lands only in computed leaves (a
+   config file made from a list: ``Component.computed``) is fixed at build time too.
 3. Each structural knob is flipped to each other value of its domain and the component
    rebuilt: if the component disappears the knob gates the whole template file; otherwise
    the paths where objects differ get ``{{ if }}/{{ else }}`` between the variants. Knobs whose
@@ -127,8 +129,9 @@ POOL = SCALAR.format(99999)
 @dataclass(frozen=True)
 class Knob:
     path: Path
-    kind: str  # scalar | int | block | bool | enum | set (empty-or-set) | pool
+    kind: str  # scalar | int | block | bool | enum | set (empty-or-set) | default (default-or-other) | pool
     domain: tuple[Any, ...] = ()
+    """An enum's values; a string scalar's schema default (its one value, for ``default``)."""
     keyed: bool = False
     """A map of booleans (schema: ``additionalProperties`` boolean) that a builder may look into
     as well as take whole (the DRA driver's ``featureGates``: joined into ``FEATURE_GATES``, and
@@ -185,6 +188,8 @@ def knobs(values: dict[str, Any], schema: dict[str, Any]) -> list[Knob]:
             out.append(Knob(path, "block"))
         elif type(value) is int and node.get("type") == "integer":
             out.append(Knob(path, "int"))
+        elif isinstance(value, str) and isinstance(node.get("default"), str) and node["default"]:
+            out.append(Knob(path, "scalar", (node["default"],)))
         elif isinstance(value, (str, int, float)):
             out.append(Knob(path, "scalar"))
 
@@ -712,6 +717,8 @@ class Analysis:
             text = _text_of_block(tree)
         else:
             text = any(_text_of_block_beside(obj, like.get(oid, MISSING)) for oid, obj in tree.items())
+        if text and self.derived_at:  # a list's text in a computed leaf (a config file) is no template's
+            text = _text_outside(list(tree.values()), self.derived_at)
         if text:
             self.failure = _block_texts(tree)
             return None
@@ -880,6 +887,10 @@ class Analysis:
         for knob in bad:
             if is_empty(get(values, knob.path)):
                 structural.append(Knob(knob.path, "set", (False, True)))
+            elif knob.kind == "scalar" and knob.domain and get(values, knob.path) == knob.domain[0]:
+                # at its schema default, compared with it (a host path "/" that adds nothing):
+                # the default as it is, any other value as a placeholder (its `else`)
+                structural.append(Knob(knob.path, "default", knob.domain))
             else:
                 fixed.add(knob.path)
         self.base_reads, self.base_paths = set(), set()
@@ -906,6 +917,7 @@ class Analysis:
         self.base_ids = list(base)
         structural += self._keys(comp, base_values, fixed)
         self._precedence(comp, base_values, base, sent)
+        fixed |= self._computed_only(base, sent)
         tpl = self._variants(comp, values, base_values, base, structural, sent, fixed, good)
         tpl.derived = self.derived
         tpl.generated = self.generated
@@ -946,6 +958,21 @@ class Analysis:
                 continue
             out += [Knob((*path, key), "bool", (True, False)) for key in sorted(probe.asked) if key != PROBE and not _has_sid(key)]
         return out
+
+    def _computed_only(self, base: dict[str, Obj], sent: Sentinels) -> set[Path]:
+        """The knobs whose placeholders the base build put only into computed leaves (the NFD
+        config files made from lists): the template prints those leaves from ``generated``, so
+        ``--set`` of such a knob does not reach it: build-time (each cluster's values file
+        carries its own computed value)."""
+        raw = self.raw_base
+        if raw is None or not self.derived_at:
+            return set()
+        objs = list(raw.values())
+        inside = {sid for i, p in self.derived_at if i < len(objs) for sid in SENTINEL.findall(repr(tget(objs[i], p)))}
+        if not inside:
+            return set()
+        printed = set(SENTINEL.findall(repr(base)))
+        return {sent.knob[sid] for sid in inside - printed if sid in sent.knob}
 
     def _key(self, comp: Component, oid: str, path: TPath) -> str:
         parts = [e[1] if isinstance(e, tuple) else e for e in path]
@@ -1144,6 +1171,8 @@ class Analysis:
     def _alt_values(self, knob: Knob, current: Any, sent: Sentinels, values: dict[str, Any]) -> list[tuple[Any, Any]]:
         """(label, value to set) for every other value of a structural knob."""
         out: list[tuple[Any, Any]] = []
+        if knob.kind == "default":
+            return [(True, sent.make(Knob(knob.path, "scalar"), f"{knob.domain[0]}x"))]
         if knob.kind == "set":
             base = get(values, knob.path)
             proto: Any = "x" if isinstance(base, str) else ([] if isinstance(base, list) else ({} if isinstance(base, dict) else 1))
@@ -1327,6 +1356,8 @@ class Analysis:
             else:  # only the settings in `on` are built again (by _apply_group)
                 self.forget(base_values, [(knob, setting)])
         like = _value_like(base, current, per_alt) if knob.kind in ("enum", "bool") else set()
+        if knob.kind == "default":  # where the default itself is printed, and any other value
+            like = _value_like(base, knob.domain[0], [(st, tree, found) for (_, tree, found), (_, st) in zip(per_alt, on[1:], strict=True)])
         for tp in sorted(like, key=repr):
             refs.setdefault(tp, []).append(knob.path)
         per_alt = [(label, tree, [p for p in found if p not in like]) for label, tree, found in per_alt]
@@ -1448,6 +1479,8 @@ class Analysis:
 
     @staticmethod
     def _atom(knob: Knob, label: Any) -> Atom:
+        if knob.kind == "default":
+            return _default_atom(knob, label)
         return Atom(knob.path, "eq", label) if knob.kind == "enum" else Atom(knob.path, "is", bool(label))
 
 
@@ -1513,24 +1546,24 @@ class Analysis:
     def _current(self, knob: Knob, values: dict[str, Any]) -> Any:
         if knob.kind == "pool":
             return True
-        if knob.kind == "set":
+        if knob.kind in ("set", "default"):
             return False
         if knob.kind == "bool" and not _has(values, knob.path):
             return False  # a key a keyed map lacks (_keys)
         return get(values, knob.path)
 
     def _setting(self, knob: Knob, label: Any, values: dict[str, Any]) -> Any:
-        if knob.kind in ("pool", "set"):
-            return get(values, knob.path) if knob.kind == "set" else True
+        if knob.kind in ("pool", "set", "default"):
+            return True if knob.kind == "pool" else get(values, knob.path)
         if knob.kind == "bool" and label is False and not _has(values, knob.path):
             return REMOVE  # a key a keyed map lacks stays out of it
         return label
 
     def _cond(self, knob: Knob, labels: list[Any]) -> Cond:
-        if knob.kind in ("bool", "pool", "set"):
+        if knob.kind in ("bool", "pool", "set", "default"):
             if set(labels) >= {True, False}:
                 return ((),)
-            return ((Atom(knob.path, "is", bool(labels[0])),),)
+            return ((self._atom(knob, labels[0]),),)
         return tuple((Atom(knob.path, "eq", v),) for v in labels)
 
     def _apply_group(
@@ -1788,6 +1821,22 @@ def blank(obj: Any, p: TPath) -> None:
         for j, name in enumerate(_names(parent)):
             if name == p[-1][1]:
                 parent[j] = None
+
+
+def _text_outside(objs: list[Obj], at: list[tuple[int, TPath]]) -> bool:
+    """:func:`_text_of_block` of ``objs`` with the computed leaves ``at`` left out (only the
+    objects that hold one are copied: a component's CRDs are large)."""
+    leaves: dict[int, list[TPath]] = {}
+    for i, p in at:
+        leaves.setdefault(i, []).append(p)
+    for i, obj in enumerate(objs):
+        if i in leaves:
+            obj = clone(obj)
+            for p in leaves[i]:
+                blank(obj, p)
+        if _text_of_block(obj):
+            return True
+    return False
 
 
 def _blank(objs: list[Obj], at: list[tuple[int, TPath]]) -> list[Obj]:
@@ -2213,6 +2262,11 @@ def _pool_atom(atom: Atom) -> bool:
     return atom.op == "is" and atom.path == (*POOLS, POOL)
 
 
+def _default_atom(knob: Knob, other: Any) -> Atom:
+    """A ``default`` knob's condition: its value is its default (label False) or another (True)."""
+    return Atom(knob.path, "ne" if other else "eq", knob.domain[0])
+
+
 def _labels(knob: Knob) -> tuple[Any, ...]:
     """Every value a structural knob's conditions speak of."""
     return tuple(knob.domain) if knob.kind == "enum" else (True, False)
@@ -2225,7 +2279,9 @@ def _conj(knobs: list[Knob], cube: helm_logic.Cube, domains: list[tuple[Any, ...
         if len(part) == len(dom):
             continue
         allowed = [v for v in dom if v in part]
-        if knob.kind != "enum":
+        if knob.kind == "default":
+            atoms.append(_default_atom(knob, allowed[0]))
+        elif knob.kind != "enum":
             atoms.append(Atom(knob.path, "is", bool(allowed[0])))
         elif len(allowed) == 1:
             atoms.append(Atom(knob.path, "eq", allowed[0]))

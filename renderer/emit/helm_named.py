@@ -30,6 +30,7 @@ from renderer.emit.helm_text import (
     _repeated,
     emit_entries,
     emit_item,
+    emit_items,
     pool_sections,
     values_expr,
 )
@@ -78,12 +79,35 @@ def _collect_sites(node: Any, out: list[Site]) -> None:
             if isinstance(val, (dict, list, Variant)):
                 _collect_sites(val, out)
     elif isinstance(node, list):
-        for item in node:
+        for i, item in enumerate(node):
+            if optional_item(node, i):
+                out.append(("item", "", item))
             for one in item.cases if isinstance(item, Variant) else ((None, item),):
                 if isinstance(one[1], dict) and one[1]:
                     out.append(("item", "", one[1]))
             if isinstance(item, (dict, list, Variant)):
                 _collect_sites(item, out)
+
+
+def optional_item(items: list[Any], i: int) -> bool:
+    """Is ``items[i]`` a list item behind one condition of its own (``HOST_ROOT`` where
+    ``hostPaths.rootFS`` is not ``/``)? It becomes a named template as a whole, condition and
+    all, when it repeats. One comparison (a value away from its default) that the items beside
+    it do not share (those are printed in one ``if``, a run)."""
+    item = items[i]
+    if not (isinstance(item, Variant) and len(item.cases) == 2 and item.cases[1][1] is MISSING):
+        return False
+    cond, case = item.cases[0]
+    if not (isinstance(case, dict) and case and len(cond) == 1 and len(cond[0]) == 1 and cond[0][0].op == "ne"):
+        return False
+    return not any(isinstance(o, Variant) and o.cases[0][0] == cond for o in items[max(i - 1, 0) : i] + items[i + 1 : i + 2])
+
+
+def _site_name(node: Any) -> str:
+    """The name a list item's named template is made from: the item's (its case's) ``name``."""
+    if isinstance(node, Variant):
+        node = node.cases[0][1]
+    return str(node.get("name") or "item").lower()
 
 
 def _cases(item: Any) -> list[Any]:
@@ -185,7 +209,7 @@ class Helpers:
         taken = set(self.RESERVED)
         for fp in chosen:
             kind, key, node = first[fp]
-            base = key if kind == "entry" else str(node.get("name") or "item").lower()
+            base = key if kind == "entry" else _site_name(node)
             base = re.sub(r"[^A-Za-z0-9]+", "-", base).strip("-") or "item"
             name = base if base not in taken else f"{base}-{where[fp][0]}"
             k = 1
@@ -274,7 +298,7 @@ class Helpers:
             groups: dict[int, list[Site]] = {}
             for node in tpl.pooled.values():
                 for site in self._sites_of(node):
-                    if site[0] != "item" or _fingerprint(site, self.intern) in self.names or not _has_action(site[2], self._acts):
+                    if site[0] != "item" or isinstance(site[2], Variant) or _fingerprint(site, self.intern) in self.names or not _has_action(site[2], self._acts):
                         continue
                     num, leaves = shapes.of(site[2])
                     if len(leaves) >= PARAM_LEAVES:
@@ -331,7 +355,9 @@ class Helpers:
         for tpl in templates:
             for node in _nodes(tpl):
                 for site in self._sites_of(node):
-                    if _fingerprint(site, self.intern) in exact or not _has_action(site[2], self._acts) or _reads_pool(site[2], pools, self._pooly):
+                    if isinstance(site[2], Variant) or _fingerprint(site, self.intern) in exact or not _has_action(site[2], self._acts):
+                        continue
+                    if _reads_pool(site[2], pools, self._pooly):
                         continue
                     num, leaves = shapes.of(site[2])
                     if len(leaves) >= PARAM_LEAVES:
@@ -398,7 +424,7 @@ class Helpers:
         return ("\n" + " " * (ind + 4)).join(lines) + ")"
 
     def use(self, site: Site) -> str | None:
-        if not self.names or not isinstance(site[2], (dict, list)) or not site[2] or not isinstance(site[1], str):
+        if not self.names or not isinstance(site[2], (dict, list, Variant)) or not site[2] or not isinstance(site[1], str):
             return None
         fp = _fingerprint(site, self.intern)
         if fp == self.defining or fp not in self.names:
@@ -436,6 +462,8 @@ class Helpers:
         kind, key, node = site
         if kind == "entry":
             emit_entries(out, {key: node}, 0)
+        elif isinstance(node, Variant):
+            emit_items(out, [node], 0)
         else:
             emit_item(out, node, 0, "")
         return out.result()
@@ -673,8 +701,8 @@ def _children(node: dict[Any, Any] | list[Any]) -> Iterator[tuple[Site | None, A
             named = isinstance(key, str) and isinstance(val, (dict, list)) and bool(val)
             yield (("entry", key, val) if named else None), val
     else:
-        for item in node:
-            yield (("item", "", item) if isinstance(item, dict) and item else None), item
+        for i, item in enumerate(node):
+            yield (("item", "", item) if (isinstance(item, dict) and item) or optional_item(node, i) else None), item
 
 
 def _uses(templates: list[Template], chosen: dict[FP, Site], intern: _Interner) -> dict[FP, int]:

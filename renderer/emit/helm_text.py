@@ -847,6 +847,8 @@ def emit_items(out: Out, items: list[Any], ind: int, runs: bool = True) -> None:
             continue
         if isinstance(item, Splice):
             out.splice(values_expr(item.path), "toYaml (list .)" if item.is_map else "toYaml .", ind)
+        elif isinstance(item, Variant) and out.helpers and (call := out.helpers.call(("item", "", item), ind)) is not None:  # (helm_named.optional_item)
+            out.splice(f"{call} | trim", ".", ind)  # an item behind its own condition: maybe nothing
         elif isinstance(item, Variant) and _var_of(item):
             out.text(f"{pad}- {{{{ ${_var_of(item)} | quote }}}}")
         elif isinstance(item, Variant) and (inline := _inline(item, f"{pad}- ")) is not None:

@@ -143,6 +143,27 @@ $pool.gds) | fromYaml``), and so does ``helm_eval``; the range body is read with
 pool's own sections left out, so that it reads the fleet's."""
 
 
+NUMBERS: tuple[Path, ...] = (("daemonsets", "rollingUpdate", "maxUnavailable"),)
+"""Keys of a number or a percentage (``intOrPercent``) that the builders parse: a number written
+as text (``"1"``, the default) becomes the number it stands for. The chart values carry it so
+(``maxUnavailable: 1``), and the template prints the value unquoted, which gives the number a
+rebuild gives for ``1`` and the text for ``25%``: the key is a settable knob, not build-time.
+From a million on it stays text: Helm reads a values file's numbers as floats, which print as
+``1e+06`` (the cluster's values file is then checked against text, and the cluster listed)."""
+
+
+def _numbers(values: dict[str, Any]) -> None:
+    """:data:`NUMBERS` as numbers in ``values`` (new maps along each path, the rest shared)."""
+    for path in NUMBERS:
+        found = get(values, path)
+        if isinstance(found, str) and found.isdigit() and int(found) < 1_000_000:
+            node = values
+            for key in path[:-1]:
+                node[key] = dict(node.get(key) or {})
+                node = node[key]
+            node[path[-1]] = int(found)
+
+
 POOL_ONLY: dict[str, Any] = {"labels": {}, "annotations": {}, "nodeSelector": {}, "tolerations": [], "priorityClassName": ""}
 """Settings only a pool has (``nodePools[].driver``), with their empty value: every pool's chart
 values carry them, so that the one template body reads them for any pool."""
@@ -183,6 +204,7 @@ def chart_values(model: Model) -> dict[str, Any]:
         pools[pool.name] = settings
     driver["pools"] = pools
     values["draDriver"] = {DRA_ON: model.dra, **(values.get("draDriver") or {})}
+    _numbers(values)
     return values
 
 

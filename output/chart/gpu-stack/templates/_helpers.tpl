@@ -98,8 +98,15 @@ updateStrategy:
   type: {{ .Values.daemonsets.updateStrategy | quote }}
   {{- if eq .Values.daemonsets.updateStrategy "RollingUpdate" }}
   rollingUpdate:
-    maxUnavailable: 1
+    maxUnavailable: {{ .Values.daemonsets.rollingUpdate.maxUnavailable }}
   {{- end }}
+{{- end -}}
+
+{{- define "gpu-stack.host-root" -}}
+{{- if ne .Values.hostPaths.rootFS "/" }}
+- name: HOST_ROOT
+  value: {{ .Values.hostPaths.rootFS | quote }}
+{{- end }}
 {{- end -}}
 
 {{- define "gpu-stack.nv-firmware" -}}
@@ -148,28 +155,46 @@ updateStrategy:
       valueFrom:
         fieldRef:
           fieldPath: metadata.namespace
+    {{- with include "gpu-stack.host-root" . | trim }}{{ . | nindent 4 }}{{ end }}
+    {{- if ne .Values.hostPaths.driverInstallDir "/run/nvidia/driver" }}
+    - name: DRIVER_INSTALL_DIR
+      value: {{ .Values.hostPaths.driverInstallDir | quote }}
+    - name: DRIVER_INSTALL_DIR_CTR_PATH
+      value: {{ .Values.hostPaths.driverInstallDir | quote }}
+    {{- end }}
   securityContext:
     privileged: true
     runAsUser: 0
     seLinuxOptions:
       level: s0
-  volumeMounts:
-    - name: driver-install-dir
-      mountPath: /run/nvidia/driver
-      mountPropagation: HostToContainer
-    - name: run-nvidia-validations
-      mountPath: /run/nvidia/validations
-      mountPropagation: Bidirectional
-    - name: host-root
-      mountPath: /host
-      readOnly: true
-      mountPropagation: HostToContainer
-    - name: host-dev-char
-      mountPath: /host-dev-char
+  {{- include "gpu-stack.volumeMounts" . | nindent 2 }}
   {{- with .Values.validator.resources }}
   resources:
     {{- toYaml . | nindent 4 }}
   {{- end }}
+{{- end -}}
+
+{{- define "gpu-stack.volumeMounts" -}}
+volumeMounts:
+  - name: driver-install-dir
+    mountPath: {{ .Values.hostPaths.driverInstallDir | quote }}
+    mountPropagation: HostToContainer
+  - name: run-nvidia-validations
+    mountPath: /run/nvidia/validations
+    mountPropagation: Bidirectional
+  - name: host-root
+    mountPath: /host
+    readOnly: true
+    mountPropagation: HostToContainer
+  - name: host-dev-char
+    mountPath: /host-dev-char
+{{- end -}}
+
+{{- define "gpu-stack.driver-install-dir" -}}
+- name: driver-install-dir
+  hostPath:
+    path: {{ .Values.hostPaths.driverInstallDir | quote }}
+    type: DirectoryOrCreate
 {{- end -}}
 
 {{- define "gpu-stack.annotations" -}}
@@ -198,6 +223,7 @@ annotations:
       value: toolkit
     - name: NVIDIA_VISIBLE_DEVICES
       value: all
+    {{- with include "gpu-stack.host-root" . | trim }}{{ . | nindent 4 }}{{ end }}
   securityContext:
     privileged: true
     runAsUser: 0
@@ -239,6 +265,11 @@ initContainers:
   resources:
     {{- toYaml . | nindent 4 }}
   {{- end }}
+  {{- if ne .Values.hostPaths.rootFS "/" }}
+  env:
+    - name: HOST_ROOT
+      value: {{ .Values.hostPaths.rootFS | quote }}
+  {{- end }}
 {{- end -}}
 
 {{- define "gpu-stack.config-manager-init" -}}
@@ -279,11 +310,11 @@ initContainers:
       mountPath: /config
 {{- end -}}
 
-{{- define "gpu-stack.driver-install-dir" -}}
-- name: driver-install-dir
-  hostPath:
-    path: {{ .Values.hostPaths.driverInstallDir | quote }}
-    type: DirectoryOrCreate
+{{- define "gpu-stack.nvidia-mig-monitor-devices" -}}
+{{- if ne .Values.mig.strategy "none" }}
+- name: NVIDIA_MIG_MONITOR_DEVICES
+  value: all
+{{- end }}
 {{- end -}}
 
 {{- define "gpu-stack.mps-root" -}}
@@ -333,9 +364,7 @@ endpoints:
     - until [ -f /run/nvidia/validations/workload-type ]; do echo waiting for workload type status file; sleep 5; done; if
       [ "$(cat /run/nvidia/validations/workload-type)" != "vm-passthrough" ]; then echo vfio-pci not needed, skipping validation;
       exit 0; fi; until [ -f /run/nvidia/validations/vfio-pci-ready ]; do echo waiting for vfio-pci driver ...; sleep 5; done;
-  env:
-    - name: NVIDIA_VISIBLE_DEVICES
-      value: void
+  {{- include "gpu-stack.env" . | nindent 2 }}
   securityContext:
     privileged: true
     runAsUser: 0
@@ -343,6 +372,13 @@ endpoints:
     - name: run-nvidia-validations
       mountPath: /run/nvidia/validations
       mountPropagation: HostToContainer
+{{- end -}}
+
+{{- define "gpu-stack.env" -}}
+env:
+  - name: NVIDIA_VISIBLE_DEVICES
+    value: void
+  {{- with include "gpu-stack.host-root" . | trim }}{{ . | nindent 2 }}{{ end }}
 {{- end -}}
 
 {{- define "gpu-stack.config-manager" -}}
