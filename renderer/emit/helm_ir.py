@@ -201,6 +201,11 @@ def _may_read(seen: set[str], paths: set[Path], path: Path) -> bool:
     return path[:1] in paths or path[:2] in paths
 
 
+def _optional_fact(knob: Knob) -> bool:
+    """Is ``knob`` a pool fact of a range body read as empty (:data:`OPTIONAL_FACTS`)?"""
+    return len(knob.path) == 5 and knob.path[:2] == POOLS and knob.path[3] == NODE and knob.path[4] in OPTIONAL_FACTS
+
+
 def _int_sid(node: Any) -> bool:
     """An integer knob's placeholder (see ``INT_BASE``)."""
     return type(node) is int and node <= INT_BASE and SENTINEL.fullmatch(str(node)) is not None
@@ -647,6 +652,10 @@ class Analysis:
         """:meth:`_as_base`'s answers for the base values held first."""
         self.failed: dict[tuple[tuple[Path, str], ...], set[str]] = {}
         """:attr:`failure` of each memoised build of :meth:`masked_tree` that failed."""
+        self.pairs: list[tuple[Path, Path]] = []
+        """Empty knobs of a pool body whose placeholders break the build together but not alone
+        (a repository ConfigMap's name and the OS's directory for it): varied together
+        (:meth:`_pair_empty`)."""
 
     def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None, paths: set[Path] | None = None) -> dict[str, Obj] | None:
         try:
@@ -799,6 +808,7 @@ class Analysis:
         self.presence_on = {}
         self.derived_at, self.derived, self.generated = [], [], {}
         self.unbuilt = set()
+        self.pairs = []
         enabled = self.enabling(comp)
         if enabled is None:
             return None
@@ -976,6 +986,7 @@ class Analysis:
             return self._settle(candidates, bad, ok)
         order = {k.path: i for i, k in enumerate(candidates)}
         tried: set[Path] = set()
+        passed: list[Knob] = []
         emptied = False
         # what broke other components' builds: a knob an error named (a parse) is tried first;
         # the others only when a failing build names nothing new (a failing build names the
@@ -988,7 +999,9 @@ class Analysis:
                 suspects = [k for k in good if k.path in hints and k.path not in tried]
                 tried.update(k.path for k in suspects)
                 if len(suspects) <= FEW:
-                    bad += [k for k in suspects if not ok([k])]
+                    failed = [k for k in suspects if not ok([k])]
+                    bad += failed
+                    passed += [k for k in suspects if k not in failed]
                 else:
                     bisect(suspects)
                 bad.sort(key=lambda k: order[k.path])
@@ -996,6 +1009,16 @@ class Analysis:
             hints = set()
             if ok(good, capture=True, hints=hints):
                 return good, bad
+            if self.pool_key and not hints - tried and passed:
+                # suspects fine alone: one may break the build only with an empty pool fact
+                # (a ConfigMap's name and the OS's directory for it), as _settle would find
+                paired = self._empty_pairs(passed, good, ok, order)
+                passed = []
+                if paired:
+                    bad += paired
+                    bad.sort(key=lambda k: order[k.path])
+                    hints = set()
+                    continue
             if not hints - tried and later:
                 hints, later = later, set()
             if not hints - tried and not emptied:
@@ -1060,8 +1083,56 @@ class Analysis:
                 return good, bad
             self.captured = None
             if self.pool_key:
-                bad.append(_interaction(good, ok))
+                one = _interaction(good, ok)
+                bad.append(one)
+                other = self._partner(good, one, ok)
+                if other is not None:  # in the candidates' order, as the suspects' search leaves them
+                    bad.append(other)
+                    order = {k.path: i for i, k in enumerate(candidates)}
+                    bad.sort(key=lambda k: order[k.path])
+                    self.pairs.sort(key=lambda pair: order[pair[1]])
         return [], candidates
+
+    def _empty_pairs(self, passed: list[Knob], good: list[Knob], ok: Any, order: dict[Path, int]) -> list[Knob]:
+        """The pairs of a suspect of ``passed`` (each passed alone) and an empty pool fact of
+        ``good`` read as :data:`OPTIONAL_FACTS` that fail together, both empty (what
+        :meth:`_partner` finds by bisection): each suspect with the first fact that fails with it."""
+        facts = [k for k in good if _optional_fact(k) and is_empty(get(ok.values, k.path))]
+        facts.sort(key=lambda k: list(OPTIONAL_FACTS).index(k.path[4]))
+        found: list[Knob] = []
+        for one in [k for k in passed if is_empty(get(ok.values, k.path)) and k not in facts]:
+            for fact in facts:
+                if fact not in found and not ok([one, fact]):
+                    self.pairs.append((one.path, fact.path))
+                    found += [one, fact]
+                    break
+        self.pairs.sort(key=lambda pair: order[pair[1]])
+        return found
+
+    def _partner(self, good: list[Knob], one: Knob, ok: Any) -> Knob | None:
+        """The knob before ``one`` in ``good`` whose placeholder breaks the build together with
+        ``one``'s (found as :func:`_interaction` found ``one``), when both values are empty and
+        one of them is a pool fact read as empty (:data:`OPTIONAL_FACTS`): the builder adds
+        something only when both are set (``if repo and pool.repo_dir``), so both are "set"
+        knobs, varied together (:attr:`pairs`). None otherwise: fixing one of them is enough
+        (two empty pull-secret lists the builder merges stay one fixed, one a block)."""
+        prefix = good[: good.index(one)]
+        if not is_empty(get(ok.values, one.path)) or not (_optional_fact(one) or any(_optional_fact(k) for k in prefix)):
+            return None
+        lo, hi = 1, len(prefix)  # ok(prefix[:lo - 1] + [one]) holds; ok(prefix[:hi] + [one]) fails
+        if not prefix or not ok([one]):
+            return None
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if ok([*prefix[:mid], one]):
+                lo = mid + 1
+            else:
+                hi = mid
+        other = prefix[lo - 1]
+        if not is_empty(get(ok.values, other.path)) or not any(_optional_fact(k) for k in (one, other)) or ok([other, one]):
+            return None
+        self.pairs.append((other.path, one.path))
+        return other
 
     def _alt_values(self, knob: Knob, current: Any, sent: Sentinels, values: dict[str, Any]) -> list[tuple[Any, Any]]:
         """(label, value to set) for every other value of a structural knob."""
@@ -1114,6 +1185,7 @@ class Analysis:
                 self._vary(comp, knob, alts, values, base_values, base, gate_atoms, refs, touched, on_values, knob_of)
         self._pair_nameless(comp, base_values, base, touched, on_values, knob_of)
         self._pair_siblings(comp, structural, values, base_values, touched, on_values, knob_of)
+        self._pair_empty(comp, values, base_values, base, sent, touched, on_values, knob_of)
         for cond in gate_atoms:
             gate = list(_and(tuple(gate) or ((),), cond))
         _shared_refs(refs, touched, on_values)
@@ -1168,6 +1240,33 @@ class Analysis:
                                 on.append((vb, vb))
                             touched[b.path] = [*touched.get(b.path, []), *found]
                             touched[a] = [*touched[a], *found]
+
+    def _pair_empty(
+        self,
+        comp: Component,
+        values: dict[str, Any],
+        base_values: dict[str, Any],
+        base: dict[str, Obj],
+        sent: Sentinels,
+        touched: dict[Path, list[TPath]],
+        on_values: dict[Path, list[tuple[Any, Any]]],
+        knob_of: dict[Path, Knob],
+    ) -> None:
+        """Each of :attr:`pairs` (two "set" knobs that change nothing alone) set together: where
+        that changes fields of the objects, both are varied together (their product), so the
+        template asks both (``{{- if and $pool.repoConfig.configMapName $pool.node.repoDir }}``)."""
+        for pair in self.pairs:
+            knobs = [knob_of.get(path) for path in pair]
+            if any(k is None or k.kind != "set" or k.path in touched for k in knobs):
+                continue
+            changes = [(k, self._alt_values(k, False, sent, values)[0][1]) for k in knobs if k is not None]
+            both = self.masked_tree(comp, base_values, changes)
+            found = diff(base, both) if both and set(both) == set(base) else []
+            if not found or any(len(f) == 1 for f in found):  # fields, not whole objects
+                continue
+            for knob, setting in changes:
+                touched[knob.path] = list(found)
+                on_values[knob.path] = [(False, self._setting(knob, False, values)), (True, setting)]
 
     def _pair_nameless(
         self,

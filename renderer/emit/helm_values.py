@@ -79,6 +79,14 @@ NODE_SCHEMA: dict[str, Any] = {
         "hostVolumes": {"type": "array", "items": {"type": "object"}, "description": "The hostPath volumes of `hostMounts`."},
         "repoDir": {"type": "string", "description": "Where the pool's repository ConfigMap is mounted (the OS family's directory); empty for none (precompiled, an OS without one)."},
         "certDir": {"type": "string", "description": "Where the pool's CA certificate ConfigMap is mounted; empty for none."},
+        **{
+            key: {"type": "array", "items": {"type": "object"}, "description": f"The driver container's mounts of {what} when it is named: {how}."}
+            for key, what, how in (
+                ("repoMounts", "the repository ConfigMap (`repoConfig`)", "one file per `repoConfig.keys` entry in `repoDir`, the whole ConfigMap at `repoDir` without keys; none without `repoDir`"),
+                ("certMounts", "the CA certificate ConfigMap (`certConfig`)", "one file per `certConfig.keys` entry in `certDir`; none without `certDir`"),
+                ("kernelModuleMounts", "the kernel module ConfigMap (`kernelModuleConfig`)", "one file per `kernelModuleConfig.keys` entry in `/drivers`"),
+            )
+        },
         "vgpuImage": {"type": "string", "description": "The vGPU manager image of a vgpu-host-manager pool that names its own (repository, image or version in its driver settings); empty for `vgpuManager`'s."},
         "toolkitLeader": {"type": "boolean", "description": "The container toolkit DaemonSet of this pool's runtime setup is rendered for this pool (the first pool of that setup)."},
         "toolkitDaemonSet": {"type": "string", "description": "Name of that DaemonSet (with the pool's name when pools differ in runtime setup)."},
@@ -116,16 +124,23 @@ NODE_SCHEMA: dict[str, Any] = {
 }
 
 
-OPTIONAL_FACTS: dict[str, Any] = {"toolkitConfigSource": "", "vgpuImage": "", "upgradeHeld": False}
+OPTIONAL_FACTS: dict[str, Any] = {"repoDir": "", "certDir": "", "toolkitConfigSource": "", "vgpuImage": "", "upgradeHeld": False}
 """Pool facts whose empty value means "none" to the builder (no ``RUNTIME_CONFIG_SOURCE``
 entry, no held upgrade), with that value: the range body is read with them empty, so that the template asks for each pool
 whether it has one, whatever the first pool says (the analysis varies an empty scalar that
 breaks its placeholder as "empty" / "set"; a set one it would print always)."""
 
 
-FACT_INPUTS = (("upgradePolicy", "maxParallelUpgrades"), ("upgradePolicy", "maxUnavailable"))
+FACT_INPUTS = (
+    ("upgradePolicy", "maxParallelUpgrades"),
+    ("upgradePolicy", "maxUnavailable"),
+    ("repoConfig", "keys"),
+    ("certConfig", "keys"),
+    ("kernelModuleConfig", "keys"),
+)
 """Pool settings the builder reads only through a pool fact (``node.upgradeBudget``, the driver
-DaemonSet's ``maxUnavailable``): build-time keys of each pool, like the fact."""
+DaemonSet's ``maxUnavailable``; ``node.repoMounts``, ``node.certMounts``,
+``node.kernelModuleMounts``, one mount per key): build-time keys of each pool, like the fact."""
 
 
 POOL_ONLY: dict[str, Any] = {"labels": {}, "annotations": {}, "nodeSelector": {}, "tolerations": [], "priorityClassName": ""}
