@@ -324,19 +324,26 @@ def host_files(subscription: str, host_modules: bool) -> tuple[tuple[dict[str, A
     return mounts, volumes
 
 
-CONFIG_MOUNTS = {"repo-config": "repoMounts", "cert-config": "certMounts", "kernel-module-config": "kernelModuleMounts"}
-"""The volumes of a pool's ConfigMaps and the chart's pool facts of their mounts (``node.<fact>``)."""
+CONFIG_MOUNTS = {
+    "repo-config": "repoMounts",
+    "cert-config": "certMounts",
+    "kernel-module-config": "kernelModuleMounts",
+    "vgpu-kernel-module-config": "vgpuKernelModuleMounts",
+}
+"""The pool's ConfigMaps (by volume; the vGPU manager's kernel module ConfigMap apart) and the
+chart's pool facts of their mounts (``node.<fact>``)."""
 
 
-def config_mounts(driver: dict[str, Any], repo_dir: str, cert_dir: str) -> dict[str, tuple[dict[str, Any], ...]]:
-    """What each of the pool's ConfigMaps mounts into the driver container once it is named
+def config_mounts(values: dict[str, Any], driver: dict[str, Any], repo_dir: str, cert_dir: str) -> dict[str, tuple[dict[str, Any], ...]]:
+    """What each of the pool's ConfigMaps mounts into the driver container (the vGPU manager's,
+    ``vgpuManager.kernelModuleConfig``, into its container) once it is named
     (``Pool.config_mounts``): one file per declared key (the operator lists the keys from the
     API; here ``repoConfig.keys``, ``certConfig.keys``, ``kernelModuleConfig.keys``), a
     repository ConfigMap without keys whole at the repository directory, nothing for the
     repository or the certificates where the OS has no directory (precompiled drivers)."""
 
-    def keys(section: str) -> list[str]:
-        return [str(k) for k in (driver.get(section) or {}).get("keys") or []]
+    def keys(section: str, source: dict[str, Any] = driver) -> list[str]:
+        return [str(k) for k in (source.get(section) or {}).get("keys") or []]
 
     def per_key(volume: str, names: list[str], directory: str) -> tuple[dict[str, Any], ...]:
         return tuple({"name": volume, "mountPath": f"{directory}/{key}", "subPath": key, "readOnly": True} for key in names)
@@ -346,6 +353,7 @@ def config_mounts(driver: dict[str, Any], repo_dir: str, cert_dir: str) -> dict[
         "repo-config": (per_key("repo-config", repo, repo_dir) if repo else ({"name": "repo-config", "mountPath": repo_dir, "readOnly": True},)) if repo_dir else (),
         "cert-config": per_key("cert-config", keys("certConfig"), cert_dir) if cert_dir else (),
         "kernel-module-config": per_key("kernel-module-config", keys("kernelModuleConfig"), "/drivers"),
+        "vgpu-kernel-module-config": per_key("kernel-module-config", keys("kernelModuleConfig", values.get("vgpuManager") or {}), "/drivers"),
     }
 
 
@@ -460,7 +468,7 @@ def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels:
         host_volumes=volumes,
         repo_dir=repo_dir,
         cert_dir=cert_dir,
-        config_mounts=config_mounts(driver, repo_dir, cert_dir),
+        config_mounts=config_mounts(values, driver, repo_dir, cert_dir),
         selector_expressions=selector_expressions(selector),
         vgpu_image=images["vgpuManager"] if kind == "vgpu-host-manager" and _vgpu_own(values.get("driver") or {}, own) else "",
     )

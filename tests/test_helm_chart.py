@@ -278,6 +278,18 @@ nodePools:
     driver: {driverType: vgpu-host-manager, version: "595.10"}
 gitops: {destination: {name: vgpu-host}}
 """,
+    "vgpu-kmod-keys": """\
+# sandbox workloads with the vGPU manager mounting the declared keys of its kernel module
+# ConfigMap (vgpuManager.kernelModuleConfig.keys, fleet-wide: resolved into each pool's
+# node.vgpuKernelModuleMounts)
+sandboxWorkloads: {enabled: true}
+vgpuManager:
+  enabled: true
+  repository: registry.example.com/vgpu
+  version: "595.10"
+  kernelModuleConfig: {name: vgpu-kmod, keys: [nvidia.conf, nvidia-vgpu.conf]}
+gitops: {destination: {name: vgpu-kmod-keys}}
+""",
     "k3s-rke2": """\
 # a k3s pool and an RKE2 pool beside plain containerd: each its own toolkit DaemonSet, with the
 # host paths derived from its runtimeConfig (node.toolkitConfigDir, node.toolkitSocketDir, ...)
@@ -428,7 +440,7 @@ def test_clusters_of_other_shapes_are_reproduced(helm: str, tmp_path: Path) -> N
     file with which the chart gives exactly their render: a Rocky pool with a repository and a
     CA ConfigMap, a precompiled pool and one on an OS without a repository directory that set
     both (nothing mounted there), pools that declare their ConfigMaps' keys (one mount per key,
-    from the pool facts), GDS and GDRCopy on, another MIG strategy and default with a pool's own profile,
+    from the pool facts; the vGPU manager's, fleet-wide), GDS and GDRCopy on, another MIG strategy and default with a pool's own profile,
     a created plugin config with a pool's own config and device plugin args, a vGPU host pool, a
     CRI-O pool beside a containerd one, pools with their own upgrade budget, a k3s and an RKE2 pool (their own runtimeConfig) beside
     plain containerd, a cluster whose only pool sets its own runtimeConfig, a dra pool added to

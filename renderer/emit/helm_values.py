@@ -30,13 +30,15 @@ DRA_ON = "enabled"
 some pool has ``resourceAllocation: dra``. The chart's model reads it (``Model.dra``) where the
 static render asks the pools, so the DRA stack's templates are gated on a value."""
 
-RESOLVED_INTO_POOLS: tuple[Path, ...] = (("cluster", "containerRuntime"),)
+RESOLVED_INTO_POOLS: tuple[Path, ...] = (("cluster", "containerRuntime"), ("vgpuManager", "kernelModuleConfig", "keys"))
 """Policy keys the chart values resolve into each pool's facts at build time: the runtime a pool
 without its own ``runtime`` takes (``node.runtime``, and the toolkit's ``node.toolkitRuntime``
 and host paths). With pools the chart reads none of them, so they are "(build-time)": the
 toolkit's runtime setup cannot be resolved in a template (its host paths are taken apart into
 directories and names), and a runtime that reached the other operands' ``runtimeClassName``
-but not the toolkit would be a silent half of a change."""
+but not the toolkit would be a silent half of a change. And the vGPU manager's kernel module
+ConfigMap keys, one mount each (``node.vgpuKernelModuleMounts``: the analysis writes no ``range``
+over a list of names)."""
 
 
 def build_time_keys(values: dict[str, Any]) -> set[Path]:
@@ -80,11 +82,12 @@ NODE_SCHEMA: dict[str, Any] = {
         "repoDir": {"type": "string", "description": "Where the pool's repository ConfigMap is mounted (the OS family's directory); empty for none (precompiled, an OS without one)."},
         "certDir": {"type": "string", "description": "Where the pool's CA certificate ConfigMap is mounted; empty for none."},
         **{
-            key: {"type": "array", "items": {"type": "object"}, "description": f"The driver container's mounts of {what} when it is named: {how}."}
-            for key, what, how in (
-                ("repoMounts", "the repository ConfigMap (`repoConfig`)", "one file per `repoConfig.keys` entry in `repoDir`, the whole ConfigMap at `repoDir` without keys; none without `repoDir`"),
-                ("certMounts", "the CA certificate ConfigMap (`certConfig`)", "one file per `certConfig.keys` entry in `certDir`; none without `certDir`"),
-                ("kernelModuleMounts", "the kernel module ConfigMap (`kernelModuleConfig`)", "one file per `kernelModuleConfig.keys` entry in `/drivers`"),
+            key: {"type": "array", "items": {"type": "object"}, "description": f"The {whose} container's mounts of {what} when it is named: {how}."}
+            for key, whose, what, how in (
+                ("repoMounts", "driver", "the repository ConfigMap (`repoConfig`)", "one file per `repoConfig.keys` entry in `repoDir`, the whole ConfigMap at `repoDir` without keys; none without `repoDir`"),
+                ("certMounts", "driver", "the CA certificate ConfigMap (`certConfig`)", "one file per `certConfig.keys` entry in `certDir`; none without `certDir`"),
+                ("kernelModuleMounts", "driver", "the kernel module ConfigMap (`kernelModuleConfig`)", "one file per `kernelModuleConfig.keys` entry in `/drivers`"),
+                ("vgpuKernelModuleMounts", "vGPU manager", "the vGPU manager's kernel module ConfigMap (`vgpuManager.kernelModuleConfig`)", "one file per `vgpuManager.kernelModuleConfig.keys` entry in `/drivers`"),
             )
         },
         "vgpuImage": {"type": "string", "description": "The vGPU manager image of a vgpu-host-manager pool that names its own (repository, image or version in its driver settings); empty for `vgpuManager`'s."},
