@@ -693,6 +693,20 @@ def test_chart_refuses_dra_pools_its_terms_do_not_count(helm: str, tmp_path: Pat
     assert "generated.dra-driver/nodeSelectorTerms holds 1 terms" in err and "has 2 such pools (gb200, gb300)" in err, err
 
 
+def test_chart_refuses_config_map_keys_its_mounts_were_not_derived_from(helm: str, example: Path) -> None:
+    """A ConfigMap's keys give one mount each, which the pool facts hold (node.repoMounts,
+    node.certMounts, node.kernelModuleMounts, node.vgpuKernelModuleMounts): the keys are
+    build-time, so a --set of them is refused (the names stay settable: the knob matrix)."""
+    for key, fact in (
+        ("driver.pools.rhel94.repoConfig.keys", "driver.pools.rhel94.node.repoMounts"),
+        ("driver.pools.rhel94.certConfig.keys", "driver.pools.rhel94.node.certMounts"),
+        ("driver.pools.ubuntu2204.kernelModuleConfig.keys", "driver.pools.ubuntu2204.node.kernelModuleMounts"),
+        ("vgpuManager.kernelModuleConfig.keys", "driver.pools.rhel94.node.vgpuKernelModuleMounts"),
+    ):
+        err = _refused(helm, example, "--set", f"{key}={{a.conf}}")
+        assert f"{key} is not what {fact} (one mount per key) was derived from: the keys are build-time" in err, err
+
+
 def test_chart_refuses_a_dra_pool_selector_its_term_was_not_computed_from(helm: str) -> None:
     """Each DRA term is the GPU and deploy labels and the dra pool's selector: a --set that
     changes that selector (a nodeSelector label, a precompiled driver's kernel label) leaves the
