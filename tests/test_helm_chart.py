@@ -418,6 +418,38 @@ gitops: {destination: {name: dra-remove}}
 }
 
 
+GDS_SHAPES = {
+    "gds-repo": """\
+# in a fleet with the GDS and GDRCopy sidecars on, a pool with repository and CA ConfigMaps
+# (declared keys) and a precompiled pool with one: the sidecars mount them too, only where the
+# pool has the directory (the name and directory pairs, each alone and both set)
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+  - name: rocky95
+    os: {id: rocky, version: "9.5"}
+    kernel: 5.14.0-503.14.1.el9_5.x86_64
+    driver:
+      repoConfig: {configMapName: rocky-repos, keys: [cuda.repo]}
+      certConfig: {name: rocky-certs, keys: [corp-ca.pem]}
+  - name: rhel94
+    os: {id: rhel, version: "9.4"}
+    kernel: 5.14.0-427.37.1.el9_4.x86_64
+    driver:
+      certConfig: {name: rhel-certs, keys: [corp-ca.pem]}
+  - name: precompiled
+    os: {id: ubuntu, version: "24.04"}
+    kernel: 6.8.0-1015-nvidia
+    driver:
+      usePrecompiled: true
+      version: "570"
+      repoConfig: {configMapName: apt-repos}
+gitops: {destination: {name: gds-repo}}
+""",
+}
+
+
 def _fleet_of(tmp_path: Path, overlays: dict[str, str], fleet: Path = ROOT / "values.yaml") -> tuple[Path, Any]:
     for name, text in overlays.items():
         (tmp_path / "overlays" / name).mkdir(parents=True)
@@ -440,7 +472,8 @@ def test_clusters_of_other_shapes_are_reproduced(helm: str, tmp_path: Path) -> N
     file with which the chart gives exactly their render: a Rocky pool with a repository and a
     CA ConfigMap, a precompiled pool and one on an OS without a repository directory that set
     both (nothing mounted there), pools that declare their ConfigMaps' keys (one mount per key,
-    from the pool facts; the vGPU manager's, fleet-wide), GDS and GDRCopy on, another MIG strategy and default with a pool's own profile,
+    from the pool facts; the vGPU manager's, fleet-wide), GDS and GDRCopy on, and in a fleet
+    with them on (gds-gdrcopy-rdma) pools with repository and CA ConfigMaps beside a precompiled one, another MIG strategy and default with a pool's own profile,
     a created plugin config with a pool's own config and device plugin args, a vGPU host pool, a
     CRI-O pool beside a containerd one, pools with their own upgrade budget, a k3s and an RKE2 pool (their own runtimeConfig) beside
     plain containerd, a cluster whose only pool sets its own runtimeConfig, a dra pool added to
@@ -462,6 +495,8 @@ def test_clusters_of_other_shapes_are_reproduced(helm: str, tmp_path: Path) -> N
     for name in ("nvidia-driver-daemonset-precompiled-6.8.0-1015-nvidia", "nvidia-driver-daemonset-flatcar"):
         pod = next(o for k, o in no_dir.items() if (k[1], k[3]) == ("DaemonSet", name))["spec"]["template"]["spec"]
         assert not {v["name"] for v in pod["volumes"]} & {"repo-config", "cert-config"}, name  # no directory: nothing mounted
+    chart, p = _fleet_of(tmp_path / "gds", GDS_SHAPES, CASES / "gds-gdrcopy-rdma" / "values.yaml")
+    _reproduced(helm, chart, p, sorted(GDS_SHAPES))
     chart, p = _fleet_of(tmp_path / "dra-mixed", DRA_SHAPES, CASES / "dra-mixed" / "values.yaml")
     _reproduced(helm, chart, p, sorted(DRA_SHAPES))
     two = normalise(static_objects(p.clusters["dra-two"]))

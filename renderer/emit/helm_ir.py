@@ -1563,15 +1563,12 @@ class Analysis:
         for k in group:
             size *= len(on_values[k])
         combos: list[tuple[tuple[Any, Any], ...]] = []
+        together: tuple[Any, ...] = ()  # the labels of the combo that sets every pair of the group (_alone_combos)
         alone = size > MAX_PRODUCT  # too many together: each knob varied alone (independence assumed)
         if not alone:
             combos = list(itertools.product(*(on_values[k] for k in group)))
         else:
-            combos = [tuple(on_values[k][0] for k in group)] + [
-                tuple(on_values[k][0] if j != i else alt for j, k in enumerate(group))
-                for i, key in enumerate(group)
-                for alt in on_values[key][1:]
-            ]
+            combos, together = self._alone_combos(group, on_values)
         results: list[tuple[Conj, dict[str, Obj]]] = []
         built: dict[tuple[Any, ...], dict[str, Obj] | None] = {}
         for combo in combos:
@@ -1587,6 +1584,7 @@ class Analysis:
             built[tuple(label for label, _ in combo)] = tree
             if tree:
                 results.append((tuple(atoms), tree))
+        together_tree = built.get(together)
         for tpath in paths:
             cases: list[tuple[Cond, Any]] = []
             at: dict[int, Any] = {}  # each tree's node at tpath, looked up once
@@ -1608,8 +1606,25 @@ class Analysis:
             if len(cases) > 1:
                 if not alone:
                     cases = self._minimal_cases([knob_of[k] for k in group], built, cases, tpath, base_node, at)
-                ref = next((t for _, t in results if id(t) in at and at[id(t)] is not MISSING), base)
-                tset(objects, tpath, Variant(cases), ref)
+                cases = _together_first(cases, base_node, together_tree)
+                tset(objects, tpath, Variant(cases), _ref(results, at, base, together_tree))
+
+    def _alone_combos(self, group: list[Path], on_values: dict[Path, list[tuple[Any, Any]]]) -> tuple[list[tuple[tuple[Any, Any], ...]], tuple[Any, ...]]:
+        """The settings a group too large for its product is built with: the base, each knob's
+        other values alone, and, since a pair varied together changes nothing alone
+        (:meth:`_pair_empty`), each pair of the group set and all of them at once (last),
+        whose tree has their items in the builder's order (the order the items of the other
+        pairs go in beside them); and the labels of that last one (() without it)."""
+        paired = [pair for pair in self.pairs if all(k in group for k in pair)]
+        out = [tuple(on_values[k][0] for k in group)] + [
+            tuple(on_values[k][0] if j != i else alt for j, k in enumerate(group))
+            for i, key in enumerate(group)
+            for alt in on_values[key][1:]
+        ]
+        for pairs in [[pair] for pair in paired] + ([paired] if len(paired) > 1 else []):
+            on = {group.index(k): on_values[k][1] for pair in pairs for k in pair}
+            out.append(tuple(on.get(j, on_values[k][0]) for j, k in enumerate(group)))
+        return out, tuple(label for label, _ in out[-1]) if len(paired) > 1 else ()
 
     def _minimal_cases(
         self,
@@ -2209,6 +2224,27 @@ def _conj(knobs: list[Knob], cube: helm_logic.Cube, domains: list[tuple[Any, ...
         else:
             atoms.append(Atom(knob.path, "in", tuple(allowed)))
     return tuple(atoms)
+
+
+def _ref(results: list[tuple[Conj, dict[str, Obj]]], at: dict[int, Any], base: dict[str, Obj], together: dict[str, Obj] | None) -> dict[str, Obj]:
+    """The tree whose order a variant's new item takes (:func:`tset`): the first that holds it,
+    or the one with a group's pairs all set (:meth:`Analysis._alone_combos`) when it does."""
+    if together and at.get(id(together), MISSING) is not MISSING:
+        return together
+    return next((t for _, t in results if id(t) in at and at[id(t)] is not MISSING), base)
+
+
+def _together_first(cases: list[tuple[Cond, Any]], base_node: Any, together: dict[str, Obj] | None) -> list[tuple[Cond, Any]]:
+    """The cases of a group varied alone with its pairs all set in ``together``
+    (:meth:`Analysis._alone_combos`; as they are without): ``(a and b) or (a and b and c and d)``
+    is ``a and b``; the pairs all set asked before each pair alone, what leaves the part out
+    first, the base ("else") last."""
+    if not together:
+        return cases
+    cases = [(tuple(c for c in cond if not any(set(o) < set(c) for o in cond)), node) for cond, node in cases]
+    last = cases[-1:] if cases[-1][1] == base_node or (cases[-1][1] is MISSING and base_node is MISSING) else []
+    rest = cases[: len(cases) - len(last)]
+    return sorted(rest, key=lambda c: (c[1] is not MISSING, -min(len(conj) for conj in c[0]))) + last
 
 
 def _left_out(tree: dict[str, Obj], tpath: TPath) -> bool:

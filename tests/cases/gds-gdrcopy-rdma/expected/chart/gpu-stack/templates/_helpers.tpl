@@ -408,6 +408,133 @@ endpoints:
     - name: dev-log
       mountPath: /dev/log
       readOnly: true
+    {{- with $pool.node.repoMounts }}{{ toYaml . | nindent 4 }}{{ end }}
+    {{- with $pool.node.certMounts }}{{ toYaml . | nindent 4 }}{{ end }}
+  startupProbe:
+    exec:
+      command:
+        - sh
+        - -c
+        - "lsmod | grep {{ $.command }}"
+    initialDelaySeconds: 10
+    periodSeconds: 10
+    timeoutSeconds: 10
+    failureThreshold: 120
+    successThreshold: 1
+  {{- with $.section.env }}
+  env:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
+{{- end -}}
+
+{{- define "gpu-stack.driver-nvidia-ctr-2" -}}
+{{- $pool := .pool -}}
+- name: {{ .name | quote }}
+  image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
+  imagePullPolicy: {{ $.section.imagePullPolicy | quote }}
+  command:
+    - bash
+    - -xc
+  args:
+    - "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done; exec {{ $.args }} install"
+  securityContext:
+    privileged: true
+    seLinuxOptions:
+      level: s0
+  volumeMounts:
+    - name: run-nvidia
+      mountPath: /run/nvidia
+      mountPropagation: HostToContainer
+    - name: var-log
+      mountPath: /var/log
+    - name: dev-log
+      mountPath: /dev/log
+      readOnly: true
+    {{- with $pool.node.repoMounts }}{{ toYaml . | nindent 4 }}{{ end }}
+  startupProbe:
+    exec:
+      command:
+        - sh
+        - -c
+        - "lsmod | grep {{ $.command }}"
+    initialDelaySeconds: 10
+    periodSeconds: 10
+    timeoutSeconds: 10
+    failureThreshold: 120
+    successThreshold: 1
+  {{- with $.section.env }}
+  env:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
+{{- end -}}
+
+{{- define "gpu-stack.driver-nvidia-ctr-3" -}}
+{{- $pool := .pool -}}
+- name: {{ .name | quote }}
+  image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
+  imagePullPolicy: {{ $.section.imagePullPolicy | quote }}
+  command:
+    - bash
+    - -xc
+  args:
+    - "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done; exec {{ $.args }} install"
+  securityContext:
+    privileged: true
+    seLinuxOptions:
+      level: s0
+  volumeMounts:
+    - name: run-nvidia
+      mountPath: /run/nvidia
+      mountPropagation: HostToContainer
+    - name: var-log
+      mountPath: /var/log
+    - name: dev-log
+      mountPath: /dev/log
+      readOnly: true
+    {{- with $pool.node.certMounts }}{{ toYaml . | nindent 4 }}{{ end }}
+  startupProbe:
+    exec:
+      command:
+        - sh
+        - -c
+        - "lsmod | grep {{ $.command }}"
+    initialDelaySeconds: 10
+    periodSeconds: 10
+    timeoutSeconds: 10
+    failureThreshold: 120
+    successThreshold: 1
+  {{- with $.section.env }}
+  env:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
+{{- end -}}
+
+{{- define "gpu-stack.driver-nvidia-ctr-4" -}}
+{{- $pool := .pool -}}
+- name: {{ .name | quote }}
+  image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
+  imagePullPolicy: {{ $.section.imagePullPolicy | quote }}
+  command:
+    - bash
+    - -xc
+  args:
+    - "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done; exec {{ $.args }} install"
+  securityContext:
+    privileged: true
+    seLinuxOptions:
+      level: s0
+  volumeMounts:
+    - name: run-nvidia
+      mountPath: /run/nvidia
+      mountPropagation: HostToContainer
+    - name: var-log
+      mountPath: /var/log
+    - name: dev-log
+      mountPath: /dev/log
+      readOnly: true
   startupProbe:
     exec:
       command:
@@ -429,7 +556,7 @@ endpoints:
   {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
 {{- end -}}
 
-{{- define "gpu-stack.driver-nvidia-ctr-2" -}}
+{{- define "gpu-stack.driver-nvidia-ctr-5" -}}
 {{- $pool := .pool -}}
 - name: {{ .name | quote }}
   image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
