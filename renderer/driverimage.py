@@ -324,6 +324,39 @@ def host_files(subscription: str, host_modules: bool) -> tuple[tuple[dict[str, A
     return mounts, volumes
 
 
+CONFIG_MOUNTS = {
+    "repo-config": "repoMounts",
+    "cert-config": "certMounts",
+    "kernel-module-config": "kernelModuleMounts",
+    "vgpu-kernel-module-config": "vgpuKernelModuleMounts",
+}
+"""The pool's ConfigMaps (by volume; the vGPU manager's kernel module ConfigMap apart) and the
+chart's pool facts of their mounts (``node.<fact>``)."""
+
+
+def config_mounts(values: dict[str, Any], driver: dict[str, Any], repo_dir: str, cert_dir: str) -> dict[str, tuple[dict[str, Any], ...]]:
+    """What each of the pool's ConfigMaps mounts into the driver container (the vGPU manager's,
+    ``vgpuManager.kernelModuleConfig``, into its container) once it is named
+    (``Pool.config_mounts``): one file per declared key (the operator lists the keys from the
+    API; here ``repoConfig.keys``, ``certConfig.keys``, ``kernelModuleConfig.keys``), a
+    repository ConfigMap without keys whole at the repository directory, nothing for the
+    repository or the certificates where the OS has no directory (precompiled drivers)."""
+
+    def keys(section: str, source: dict[str, Any] = driver) -> list[str]:
+        return [str(k) for k in (source.get(section) or {}).get("keys") or []]
+
+    def per_key(volume: str, names: list[str], directory: str) -> tuple[dict[str, Any], ...]:
+        return tuple({"name": volume, "mountPath": f"{directory}/{key}", "subPath": key, "readOnly": True} for key in names)
+
+    repo = keys("repoConfig")
+    return {
+        "repo-config": (per_key("repo-config", repo, repo_dir) if repo else ({"name": "repo-config", "mountPath": repo_dir, "readOnly": True},)) if repo_dir else (),
+        "cert-config": per_key("cert-config", keys("certConfig"), cert_dir) if cert_dir else (),
+        "kernel-module-config": per_key("kernel-module-config", keys("kernelModuleConfig"), "/drivers"),
+        "vgpu-kernel-module-config": per_key("kernel-module-config", keys("kernelModuleConfig", values.get("vgpuManager") or {}), "/drivers"),
+    }
+
+
 def resolve_pool(values: dict[str, Any], pool: dict[str, Any]) -> Pool:
     """Resolve one ``nodePools`` entry; ``values`` must already carry the defaults."""
     release = str(values["cluster"].get("operatorRelease") or NEWEST)
@@ -352,6 +385,7 @@ def pool_facts(values: dict[str, Any], pool: Pool) -> dict[str, Any]:
         "hostVolumes": [dict(v) for v in pool.host_volumes],
         "repoDir": pool.repo_dir,
         "certDir": pool.cert_dir,
+        **{fact: [dict(m) for m in pool.config_mounts.get(volume, ())] for volume, fact in CONFIG_MOUNTS.items()},
         "selectorExpressions": [dict(e) for e in pool.selector_expressions],
         "vgpuImage": pool.vgpu_image,
     }
@@ -375,6 +409,7 @@ def pool_from_facts(values: dict[str, Any], pool: dict[str, Any], facts: dict[st
         host_volumes=tuple(facts["hostVolumes"]) if isinstance(facts.get("hostVolumes"), list) else (),
         repo_dir=str(facts.get("repoDir") or ""),
         cert_dir=str(facts.get("certDir") or ""),
+        config_mounts={volume: tuple(facts[fact]) if isinstance(facts.get(fact), list) else () for volume, fact in CONFIG_MOUNTS.items()},
         selector_expressions=tuple(facts["selectorExpressions"]) if isinstance(facts.get("selectorExpressions"), list) else made.selector_expressions,
         vgpu_image=str(facts.get("vgpuImage") or ""),
         upgrade_budget=facts["upgradeBudget"] if isinstance(facts.get("upgradeBudget"), (int, str)) else None,
@@ -410,6 +445,8 @@ def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels:
     }
     runtime = str(pool.get("runtime") or values["cluster"].get("containerRuntime", "containerd"))
     mounts, volumes = host_files(subscriptions(values, family, runtime, precompiled, driver), precompiled and family == "suse")
+    repo_dir = "" if precompiled else REPO_DIRS.get(family, "")
+    cert_dir = "" if precompiled else CERT_DIRS.get(family, "")
     return Pool(
         name=name,
         os_id=str(os_info.get("id", "ubuntu")),
@@ -429,8 +466,9 @@ def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels:
         kernel_name=kernel_name,
         host_mounts=mounts,
         host_volumes=volumes,
-        repo_dir="" if precompiled else REPO_DIRS.get(family, ""),
-        cert_dir="" if precompiled else CERT_DIRS.get(family, ""),
+        repo_dir=repo_dir,
+        cert_dir=cert_dir,
+        config_mounts=config_mounts(values, driver, repo_dir, cert_dir),
         selector_expressions=selector_expressions(selector),
         vgpu_image=images["vgpuManager"] if kind == "vgpu-host-manager" and _vgpu_own(values.get("driver") or {}, own) else "",
     )

@@ -49,6 +49,12 @@ class Pool:
     (precompiled drivers, an OS without one)."""
     cert_dir: str = ""
     """Where a CA certificate ConfigMap is mounted; empty for none."""
+    config_mounts: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    """What the pool's ConfigMaps mount when they are named, by volume (``repo-config``,
+    ``cert-config``, ``kernel-module-config``; the chart's ``node.repoMounts``, ``node.certMounts``,
+    ``node.kernelModuleMounts``): one file per declared key (``keys``), the whole repository
+    directory when the repository ConfigMap declares none; none where the OS has no directory
+    (:func:`renderer.driverimage.config_mounts`)."""
     vgpu_image: str = ""
     """The vGPU manager image of a ``vgpu-host-manager`` pool whose own ``driver`` names one
     (repository, image or version of its own); empty when ``vgpuManager``'s is used."""

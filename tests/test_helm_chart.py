@@ -177,6 +177,56 @@ nodePools:
       certConfig: {name: rocky-certs}
 gitops: {destination: {name: rocky-repo}}
 """,
+    "repo-no-dir": """\
+# pools whose OS has no repository directory for a repoConfig: a precompiled driver (no repoDir,
+# no certDir) and an OS without one (Flatcar), each with a repository and a CA ConfigMap, beside a
+# pool that has both: the ConfigMaps are mounted where node.repoDir / node.certDir say, and only
+# there (`if and $pool.repoConfig.configMapName $pool.node.repoDir`)
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+    driver:
+      repoConfig: {configMapName: apt-repos}
+  - name: precompiled
+    os: {id: ubuntu, version: "24.04"}
+    kernel: 6.8.0-1015-nvidia
+    driver:
+      usePrecompiled: true
+      version: "570"
+      repoConfig: {configMapName: apt-repos}
+      certConfig: {name: certs}
+  - name: flatcar
+    os: {id: flatcar, version: "3815.2.0"}
+    kernel: 6.6.30-flatcar
+    driver:
+      repoConfig: {configMapName: flatcar-repos}
+      certConfig: {name: flatcar-certs}
+gitops: {destination: {name: repo-no-dir}}
+""",
+    "config-keys": """\
+# a pool that declares the keys of its ConfigMaps: one mount per key (node.repoMounts,
+# node.certMounts, node.kernelModuleMounts), beside a pool whose repository ConfigMap has none
+# (mounted whole) and one that sets none
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+  - name: rhel94
+    os: {id: rhel, version: "9.4"}
+    kernel: 5.14.0-427.37.1.el9_4.x86_64
+    driver:
+      repoConfig: {configMapName: rhel-repos, keys: [cuda.repo, epel.repo]}
+      certConfig: {name: rhel-certs, keys: [corp-ca.pem]}
+      kernelModuleConfig: {name: kmod-params, keys: [nvidia.conf, nvidia-uvm.conf]}
+  - name: rocky95
+    os: {id: rocky, version: "9.5"}
+    kernel: 5.14.0-503.14.1.el9_5.x86_64
+    driver:
+      repoConfig: {configMapName: rocky-repos}
+      kernelModuleConfig: {name: kmod-whole}
+gitops: {destination: {name: config-keys}}
+""",
     "gds": """\
 gds: {enabled: true}
 gdrcopy: {enabled: true}
@@ -227,6 +277,18 @@ nodePools:
     kernel: 6.8.0-1015-nvidia
     driver: {driverType: vgpu-host-manager, version: "595.10"}
 gitops: {destination: {name: vgpu-host}}
+""",
+    "vgpu-kmod-keys": """\
+# sandbox workloads with the vGPU manager mounting the declared keys of its kernel module
+# ConfigMap (vgpuManager.kernelModuleConfig.keys, fleet-wide: resolved into each pool's
+# node.vgpuKernelModuleMounts)
+sandboxWorkloads: {enabled: true}
+vgpuManager:
+  enabled: true
+  repository: registry.example.com/vgpu
+  version: "595.10"
+  kernelModuleConfig: {name: vgpu-kmod, keys: [nvidia.conf, nvidia-vgpu.conf]}
+gitops: {destination: {name: vgpu-kmod-keys}}
 """,
     "k3s-rke2": """\
 # a k3s pool and an RKE2 pool beside plain containerd: each its own toolkit DaemonSet, with the
@@ -356,6 +418,38 @@ gitops: {destination: {name: dra-remove}}
 }
 
 
+GDS_SHAPES = {
+    "gds-repo": """\
+# in a fleet with the GDS and GDRCopy sidecars on, a pool with repository and CA ConfigMaps
+# (declared keys) and a precompiled pool with one: the sidecars mount them too, only where the
+# pool has the directory (the name and directory pairs, each alone and both set)
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+  - name: rocky95
+    os: {id: rocky, version: "9.5"}
+    kernel: 5.14.0-503.14.1.el9_5.x86_64
+    driver:
+      repoConfig: {configMapName: rocky-repos, keys: [cuda.repo]}
+      certConfig: {name: rocky-certs, keys: [corp-ca.pem]}
+  - name: rhel94
+    os: {id: rhel, version: "9.4"}
+    kernel: 5.14.0-427.37.1.el9_4.x86_64
+    driver:
+      certConfig: {name: rhel-certs, keys: [corp-ca.pem]}
+  - name: precompiled
+    os: {id: ubuntu, version: "24.04"}
+    kernel: 6.8.0-1015-nvidia
+    driver:
+      usePrecompiled: true
+      version: "570"
+      repoConfig: {configMapName: apt-repos}
+gitops: {destination: {name: gds-repo}}
+""",
+}
+
+
 def _fleet_of(tmp_path: Path, overlays: dict[str, str], fleet: Path = ROOT / "values.yaml") -> tuple[Path, Any]:
     for name, text in overlays.items():
         (tmp_path / "overlays" / name).mkdir(parents=True)
@@ -376,7 +470,10 @@ def _reproduced(helm: str, chart: Path, p: Any, names: list[str]) -> None:
 def test_clusters_of_other_shapes_are_reproduced(helm: str, tmp_path: Path) -> None:
     """Clusters whose pools, MIG strategy or components differ from the fleet's each get a values
     file with which the chart gives exactly their render: a Rocky pool with a repository and a
-    CA ConfigMap, GDS and GDRCopy on, another MIG strategy and default with a pool's own profile,
+    CA ConfigMap, a precompiled pool and one on an OS without a repository directory that set
+    both (nothing mounted there), pools that declare their ConfigMaps' keys (one mount per key,
+    from the pool facts; the vGPU manager's, fleet-wide), GDS and GDRCopy on, and in a fleet
+    with them on (gds-gdrcopy-rdma) pools with repository and CA ConfigMaps beside a precompiled one, another MIG strategy and default with a pool's own profile,
     a created plugin config with a pool's own config and device plugin args, a vGPU host pool, a
     CRI-O pool beside a containerd one, pools with their own upgrade budget, a k3s and an RKE2 pool (their own runtimeConfig) beside
     plain containerd, a cluster whose only pool sets its own runtimeConfig, a dra pool added to
@@ -384,6 +481,22 @@ def test_clusters_of_other_shapes_are_reproduced(helm: str, tmp_path: Path) -> N
     selector changed, a second dra pool, the dra pool removed."""
     chart, p = _fleet_of(tmp_path / "example", SHAPES)
     _reproduced(helm, chart, p, sorted(SHAPES))
+    keyed = normalise(static_objects(p.clusters["config-keys"]))
+    pod = next(o for k, o in keyed.items() if (k[1], k[3]) == ("DaemonSet", "nvidia-driver-daemonset-rhel94"))["spec"]["template"]["spec"]
+    mounts = {m["mountPath"]: m.get("subPath") for m in pod["containers"][0]["volumeMounts"] if m["name"].endswith("-config")}
+    assert mounts == {
+        "/drivers/nvidia.conf": "nvidia.conf",
+        "/drivers/nvidia-uvm.conf": "nvidia-uvm.conf",
+        "/etc/yum.repos.d/cuda.repo": "cuda.repo",
+        "/etc/yum.repos.d/epel.repo": "epel.repo",
+        "/etc/pki/ca-trust/extracted/pem/corp-ca.pem": "corp-ca.pem",
+    }  # one mount per declared key (node.repoMounts, node.certMounts, node.kernelModuleMounts)
+    no_dir = normalise(static_objects(p.clusters["repo-no-dir"]))
+    for name in ("nvidia-driver-daemonset-precompiled-6.8.0-1015-nvidia", "nvidia-driver-daemonset-flatcar"):
+        pod = next(o for k, o in no_dir.items() if (k[1], k[3]) == ("DaemonSet", name))["spec"]["template"]["spec"]
+        assert not {v["name"] for v in pod["volumes"]} & {"repo-config", "cert-config"}, name  # no directory: nothing mounted
+    chart, p = _fleet_of(tmp_path / "gds", GDS_SHAPES, CASES / "gds-gdrcopy-rdma" / "values.yaml")
+    _reproduced(helm, chart, p, sorted(GDS_SHAPES))
     chart, p = _fleet_of(tmp_path / "dra-mixed", DRA_SHAPES, CASES / "dra-mixed" / "values.yaml")
     _reproduced(helm, chart, p, sorted(DRA_SHAPES))
     two = normalise(static_objects(p.clusters["dra-two"]))
@@ -806,6 +919,20 @@ def test_chart_refuses_dra_pools_its_terms_do_not_count(helm: str, tmp_path: Pat
     more = {"nodePools": [*values["nodePools"], extra], "driver": {"pools": {"gb300": pool}}}
     err = _refused(helm, DRA_CHART, "-f", _values_file(tmp_path, "more", more))
     assert "generated.dra-driver/nodeSelectorTerms holds 1 terms" in err and "has 2 such pools (gb200, gb300)" in err, err
+
+
+def test_chart_refuses_config_map_keys_its_mounts_were_not_derived_from(helm: str, example: Path) -> None:
+    """A ConfigMap's keys give one mount each, which the pool facts hold (node.repoMounts,
+    node.certMounts, node.kernelModuleMounts, node.vgpuKernelModuleMounts): the keys are
+    build-time, so a --set of them is refused (the names stay settable: the knob matrix)."""
+    for key, fact in (
+        ("driver.pools.rhel94.repoConfig.keys", "driver.pools.rhel94.node.repoMounts"),
+        ("driver.pools.rhel94.certConfig.keys", "driver.pools.rhel94.node.certMounts"),
+        ("driver.pools.ubuntu2204.kernelModuleConfig.keys", "driver.pools.ubuntu2204.node.kernelModuleMounts"),
+        ("vgpuManager.kernelModuleConfig.keys", "driver.pools.rhel94.node.vgpuKernelModuleMounts"),
+    ):
+        err = _refused(helm, example, "--set", f"{key}={{a.conf}}")
+        assert f"{key} is not what {fact} (one mount per key) was derived from: the keys are build-time" in err, err
 
 
 def test_chart_refuses_a_dra_pool_selector_its_term_was_not_computed_from(helm: str) -> None:

@@ -159,42 +159,30 @@ def _driver_env(model: Model, pool: Pool) -> list[Obj]:
     return c.env_list(extra=[*env, *c.env_list(*pairs), *(driver.get("env") or [])])
 
 
-def _config_keys(section: dict[str, Any], name_key: str) -> tuple[str, list[str]]:
-    name = str(section.get(name_key) or "")
-    keys = [str(k) for k in section.get("keys") or []]
-    return name, keys
-
-
 def _repo_cert(pool: Pool) -> tuple[list[Obj], list[Obj]]:
-    """Repo and CA ConfigMaps by OS: one file per declared key (the operator lists the keys from
-    the API). A repo ConfigMap with no declared keys is mounted whole at the repo directory."""
+    """Repo and CA ConfigMaps by OS, mounted where the pool's facts say (``Pool.config_mounts``:
+    one file per declared key, a repo ConfigMap with no declared keys whole at the repo
+    directory); none where the OS has no directory for them."""
     driver = pool.driver
     mounts: list[Obj] = []
     volumes: list[Obj] = []
     repo_section = _sub(driver, "repoConfig")
-    repo, repo_keys = _config_keys(repo_section, "configMapName" if repo_section.get("configMapName") else "name")
+    repo = str(repo_section.get("configMapName" if repo_section.get("configMapName") else "name") or "")
     if repo and pool.repo_dir:
         volumes.append({"name": "repo-config", "configMap": {"name": repo}})
-        if repo_keys:
-            mounts += _per_key("repo-config", repo_keys, pool.repo_dir)
-        else:
-            mounts.append({"name": "repo-config", "mountPath": pool.repo_dir, "readOnly": True})
-    cert, cert_keys = _config_keys(_sub(driver, "certConfig"), "name")
+        mounts += [dict(m) for m in pool.config_mounts.get("repo-config", ())]
+    cert = str(_sub(driver, "certConfig").get("name") or "")
     if cert and pool.cert_dir:
         volumes.append({"name": "cert-config", "configMap": {"name": cert}})
-        mounts += _per_key("cert-config", cert_keys, pool.cert_dir)
+        mounts += [dict(m) for m in pool.config_mounts.get("cert-config", ())]
     return mounts, volumes
 
 
-def _per_key(volume: str, keys: list[str], directory: str) -> list[Obj]:
-    return [{"name": volume, "mountPath": f"{directory}/{key}", "subPath": key, "readOnly": True} for key in keys]
-
-
-def _kernel_module_config(driver: dict[str, Any]) -> tuple[list[Obj], list[Obj]]:
-    kmod, kmod_keys = _config_keys(_sub(driver, "kernelModuleConfig"), "name")
+def _kernel_module_config(pool: Pool) -> tuple[list[Obj], list[Obj]]:
+    kmod = str(_sub(pool.driver, "kernelModuleConfig").get("name") or "")
     if not kmod:
         return [], []
-    return _per_key("kernel-module-config", kmod_keys, "/drivers"), [{"name": "kernel-module-config", "configMap": {"name": kmod}}]
+    return [dict(m) for m in pool.config_mounts.get("kernel-module-config", ())], [{"name": "kernel-module-config", "configMap": {"name": kmod}}]
 
 
 def _config_mounts(pool: Pool, driver: dict[str, Any]) -> tuple[list[Obj], list[Obj]]:
@@ -226,7 +214,7 @@ def _config_mounts(pool: Pool, driver: dict[str, Any]) -> tuple[list[Obj], list[
         conf = "nvidia-topologyd.conf"
         mounts.append({"name": "topology-config", "mountPath": f"/etc/nvidia/{conf}", "subPath": conf, "readOnly": True})
         volumes.append({"name": "topology-config", "configMap": {"name": topology, "items": [{"key": conf, "path": conf}]}})
-    kmod_mounts, kmod_volumes = _kernel_module_config(driver)
+    kmod_mounts, kmod_volumes = _kernel_module_config(pool)
     repo_mounts, repo_volumes = _repo_cert(pool)
     return [*mounts, *kmod_mounts, *repo_mounts], [*volumes, *kmod_volumes, *repo_volumes]
 
@@ -373,7 +361,7 @@ def _peermem_sidecar(pool: Pool) -> Obj:
             c.mount("var-log", "/var/log"),
             c.mount("dev-log", "/dev/log", read_only=True),
             c.mount("run-mellanox-drivers", "/run/mellanox/drivers", propagation="HostToContainer"),
-            *_kernel_module_config(pool.driver)[0],
+            *_kernel_module_config(pool)[0],
         ],
         "startupProbe": {**probe, "initialDelaySeconds": 10, "periodSeconds": 10, "timeoutSeconds": 10, "failureThreshold": 120, "successThreshold": 1},
         "livenessProbe": {**probe, "initialDelaySeconds": 30, "periodSeconds": 30, "timeoutSeconds": 10, "failureThreshold": 1, "successThreshold": 1},

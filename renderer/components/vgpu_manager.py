@@ -61,10 +61,8 @@ def daemonset(model: Model, pool: Pool) -> Obj:
     kmod_volumes: list[Obj] = []
     if kmod.get("name"):
         kmod_volumes.append({"name": "kernel-module-config", "configMap": {"name": str(kmod["name"])}})
-        for key in kmod.get("keys") or []:
-            container["volumeMounts"].append(
-                {"name": "kernel-module-config", "mountPath": f"/drivers/{key}", "subPath": str(key), "readOnly": True}
-            )
+        # one file per declared key, as the pool's facts have it (``vgpuManager.kernelModuleConfig.keys``)
+        container["volumeMounts"] += [dict(m) for m in pool.config_mounts.get("vgpu-kernel-module-config", ())]
     pod: Obj = {
         "serviceAccountName": NAME,
         "terminationGracePeriodSeconds": 120,

@@ -217,6 +217,11 @@ def _may_read(seen: set[str], paths: set[Path], path: Path) -> bool:
     return path[:1] in paths or path[:2] in paths
 
 
+def _optional_fact(knob: Knob) -> bool:
+    """Is ``knob`` a pool fact of a range body read as empty (:data:`OPTIONAL_FACTS`)?"""
+    return len(knob.path) == 5 and knob.path[:2] == POOLS and knob.path[3] == NODE and knob.path[4] in OPTIONAL_FACTS
+
+
 def _int_sid(node: Any) -> bool:
     """An integer knob's placeholder (see ``INT_BASE``)."""
     return type(node) is int and node <= INT_BASE and SENTINEL.fullmatch(str(node)) is not None
@@ -700,6 +705,10 @@ class Analysis:
         self.added: set[str] = set()
         """Objects a structural value adds under their own name (the MPS Role of
         ``featureGates.MPSSupport``): :meth:`align` never takes them for a renamed base object."""
+        self.pairs: list[tuple[Path, Path]] = []
+        """Empty knobs of a pool body whose placeholders break the build together but not alone
+        (a repository ConfigMap's name and the OS's directory for it): varied together
+        (:meth:`_pair_empty`)."""
 
     def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None, paths: set[Path] | None = None) -> dict[str, Obj] | None:
         try:
@@ -863,6 +872,7 @@ class Analysis:
         self.derived_at, self.derived, self.generated = [], [], {}
         self.unbuilt = set()
         self.added = set()
+        self.pairs = []
         enabled = self.enabling(comp)
         if enabled is None:
             return None
@@ -1079,6 +1089,7 @@ class Analysis:
             return self._settle(candidates, bad, ok)
         order = {k.path: i for i, k in enumerate(candidates)}
         tried: set[Path] = set()
+        passed: list[Knob] = []
         emptied = False
         # what broke other components' builds: a knob an error named (a parse) is tried first;
         # the others only when a failing build names nothing new (a failing build names the
@@ -1091,7 +1102,9 @@ class Analysis:
                 suspects = [k for k in good if k.path in hints and k.path not in tried]
                 tried.update(k.path for k in suspects)
                 if len(suspects) <= FEW:
-                    bad += [k for k in suspects if not ok([k])]
+                    failed = [k for k in suspects if not ok([k])]
+                    bad += failed
+                    passed += [k for k in suspects if k not in failed]
                 else:
                     bisect(suspects)
                 bad.sort(key=lambda k: order[k.path])
@@ -1099,6 +1112,16 @@ class Analysis:
             hints = set()
             if ok(good, capture=True, hints=hints):
                 return good, bad
+            if self.pool_key and not hints - tried and passed:
+                # suspects fine alone: one may break the build only with an empty pool fact
+                # (a ConfigMap's name and the OS's directory for it), as _settle would find
+                paired = self._empty_pairs(passed, good, ok, order)
+                passed = []
+                if paired:
+                    bad += paired
+                    bad.sort(key=lambda k: order[k.path])
+                    hints = set()
+                    continue
             if not hints - tried and later:
                 hints, later = later, set()
             if not hints - tried and not emptied:
@@ -1165,8 +1188,56 @@ class Analysis:
                 return good, bad
             self.captured = None
             if self.pool_key:
-                bad.append(_interaction(good, ok))
+                one = _interaction(good, ok)
+                bad.append(one)
+                other = self._partner(good, one, ok)
+                if other is not None:  # in the candidates' order, as the suspects' search leaves them
+                    bad.append(other)
+                    order = {k.path: i for i, k in enumerate(candidates)}
+                    bad.sort(key=lambda k: order[k.path])
+                    self.pairs.sort(key=lambda pair: order[pair[1]])
         return [], candidates
+
+    def _empty_pairs(self, passed: list[Knob], good: list[Knob], ok: Any, order: dict[Path, int]) -> list[Knob]:
+        """The pairs of a suspect of ``passed`` (each passed alone) and an empty pool fact of
+        ``good`` read as :data:`OPTIONAL_FACTS` that fail together, both empty (what
+        :meth:`_partner` finds by bisection): each suspect with the first fact that fails with it."""
+        facts = [k for k in good if _optional_fact(k) and is_empty(get(ok.values, k.path))]
+        facts.sort(key=lambda k: list(OPTIONAL_FACTS).index(k.path[4]))
+        found: list[Knob] = []
+        for one in [k for k in passed if is_empty(get(ok.values, k.path)) and k not in facts]:
+            for fact in facts:
+                if fact not in found and not ok([one, fact]):
+                    self.pairs.append((one.path, fact.path))
+                    found += [one, fact]
+                    break
+        self.pairs.sort(key=lambda pair: order[pair[1]])
+        return found
+
+    def _partner(self, good: list[Knob], one: Knob, ok: Any) -> Knob | None:
+        """The knob before ``one`` in ``good`` whose placeholder breaks the build together with
+        ``one``'s (found as :func:`_interaction` found ``one``), when both values are empty and
+        one of them is a pool fact read as empty (:data:`OPTIONAL_FACTS`): the builder adds
+        something only when both are set (``if repo and pool.repo_dir``), so both are "set"
+        knobs, varied together (:attr:`pairs`). None otherwise: fixing one of them is enough
+        (two empty pull-secret lists the builder merges stay one fixed, one a block)."""
+        prefix = good[: good.index(one)]
+        if not is_empty(get(ok.values, one.path)) or not (_optional_fact(one) or any(_optional_fact(k) for k in prefix)):
+            return None
+        lo, hi = 1, len(prefix)  # ok(prefix[:lo - 1] + [one]) holds; ok(prefix[:hi] + [one]) fails
+        if not prefix or not ok([one]):
+            return None
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if ok([*prefix[:mid], one]):
+                lo = mid + 1
+            else:
+                hi = mid
+        other = prefix[lo - 1]
+        if not is_empty(get(ok.values, other.path)) or not any(_optional_fact(k) for k in (one, other)) or ok([other, one]):
+            return None
+        self.pairs.append((other.path, one.path))
+        return other
 
     def _alt_values(self, knob: Knob, current: Any, sent: Sentinels, values: dict[str, Any]) -> list[tuple[Any, Any]]:
         """(label, value to set) for every other value of a structural knob."""
@@ -1221,6 +1292,7 @@ class Analysis:
                 self._vary(comp, knob, alts, values, base_values, base, gate_atoms, refs, touched, on_values, knob_of)
         self._pair_nameless(comp, base_values, base, touched, on_values, knob_of)
         self._pair_siblings(comp, structural, values, base_values, touched, on_values, knob_of)
+        self._pair_empty(comp, values, base_values, base, sent, touched, on_values, knob_of)
         for cond in gate_atoms:
             gate = list(_and(tuple(gate) or ((),), cond))
         _shared_refs(refs, touched, on_values)
@@ -1275,6 +1347,33 @@ class Analysis:
                                 on.append((vb, vb))
                             touched[b.path] = [*touched.get(b.path, []), *found]
                             touched[a] = [*touched[a], *found]
+
+    def _pair_empty(
+        self,
+        comp: Component,
+        values: dict[str, Any],
+        base_values: dict[str, Any],
+        base: dict[str, Obj],
+        sent: Sentinels,
+        touched: dict[Path, list[TPath]],
+        on_values: dict[Path, list[tuple[Any, Any]]],
+        knob_of: dict[Path, Knob],
+    ) -> None:
+        """Each of :attr:`pairs` (two "set" knobs that change nothing alone) set together: where
+        that changes fields of the objects, both are varied together (their product), so the
+        template asks both (``{{- if and $pool.repoConfig.configMapName $pool.node.repoDir }}``)."""
+        for pair in self.pairs:
+            knobs = [knob_of.get(path) for path in pair]
+            if any(k is None or k.kind != "set" or k.path in touched for k in knobs):
+                continue
+            changes = [(k, self._alt_values(k, False, sent, values)[0][1]) for k in knobs if k is not None]
+            both = self.masked_tree(comp, base_values, changes)
+            found = diff(base, both) if both and set(both) == set(base) else []
+            if not found or any(len(f) == 1 for f in found):  # fields, not whole objects
+                continue
+            for knob, setting in changes:
+                touched[knob.path] = list(found)
+                on_values[knob.path] = [(False, self._setting(knob, False, values)), (True, setting)]
 
     def _pair_nameless(
         self,
@@ -1582,15 +1681,12 @@ class Analysis:
         for k in group:
             size *= len(on_values[k])
         combos: list[tuple[tuple[Any, Any], ...]] = []
+        together: tuple[Any, ...] = ()  # the labels of the combo that sets every pair of the group (_alone_combos)
         alone = size > MAX_PRODUCT  # too many together: each knob varied alone (independence assumed)
         if not alone:
             combos = list(itertools.product(*(on_values[k] for k in group)))
         else:
-            combos = [tuple(on_values[k][0] for k in group)] + [
-                tuple(on_values[k][0] if j != i else alt for j, k in enumerate(group))
-                for i, key in enumerate(group)
-                for alt in on_values[key][1:]
-            ]
+            combos, together = self._alone_combos(group, on_values)
         results: list[tuple[Conj, dict[str, Obj]]] = []
         built: dict[tuple[Any, ...], dict[str, Obj] | None] = {}
         # no values set a keyed map's key and leave the map empty: not built, a don't-care
@@ -1608,6 +1704,7 @@ class Analysis:
             built[tuple(label for label, _ in combo)] = tree
             if tree:
                 results.append((tuple(atoms), tree))
+        together_tree = built.get(together)
         for tpath in paths:
             cases: list[tuple[Cond, Any]] = []
             at: dict[int, Any] = {}  # each tree's node at tpath, looked up once
@@ -1629,8 +1726,25 @@ class Analysis:
             if len(cases) > 1:
                 if not alone:
                     cases = self._minimal_cases([knob_of[k] for k in group], built, cases, tpath, base_node, at)
-                ref = next((t for _, t in results if id(t) in at and at[id(t)] is not MISSING), base)
-                tset(objects, tpath, Variant(cases), ref)
+                cases = _together_first(cases, base_node, together_tree)
+                tset(objects, tpath, Variant(cases), _ref(results, at, base, together_tree))
+
+    def _alone_combos(self, group: list[Path], on_values: dict[Path, list[tuple[Any, Any]]]) -> tuple[list[tuple[tuple[Any, Any], ...]], tuple[Any, ...]]:
+        """The settings a group too large for its product is built with: the base, each knob's
+        other values alone, and, since a pair varied together changes nothing alone
+        (:meth:`_pair_empty`), each pair of the group set and all of them at once (last),
+        whose tree has their items in the builder's order (the order the items of the other
+        pairs go in beside them); and the labels of that last one (() without it)."""
+        paired = [pair for pair in self.pairs if all(k in group for k in pair)]
+        out = [tuple(on_values[k][0] for k in group)] + [
+            tuple(on_values[k][0] if j != i else alt for j, k in enumerate(group))
+            for i, key in enumerate(group)
+            for alt in on_values[key][1:]
+        ]
+        for pairs in [[pair] for pair in paired] + ([paired] if len(paired) > 1 else []):
+            on = {group.index(k): on_values[k][1] for pair in pairs for k in pair}
+            out.append(tuple(on.get(j, on_values[k][0]) for j, k in enumerate(group)))
+        return out, tuple(label for label, _ in out[-1]) if len(paired) > 1 else ()
 
     def _minimal_cases(
         self,
@@ -2290,6 +2404,27 @@ def _conj(knobs: list[Knob], cube: helm_logic.Cube, domains: list[tuple[Any, ...
         else:
             atoms.append(Atom(knob.path, "in", tuple(allowed)))
     return tuple(atoms)
+
+
+def _ref(results: list[tuple[Conj, dict[str, Obj]]], at: dict[int, Any], base: dict[str, Obj], together: dict[str, Obj] | None) -> dict[str, Obj]:
+    """The tree whose order a variant's new item takes (:func:`tset`): the first that holds it,
+    or the one with a group's pairs all set (:meth:`Analysis._alone_combos`) when it does."""
+    if together and at.get(id(together), MISSING) is not MISSING:
+        return together
+    return next((t for _, t in results if id(t) in at and at[id(t)] is not MISSING), base)
+
+
+def _together_first(cases: list[tuple[Cond, Any]], base_node: Any, together: dict[str, Obj] | None) -> list[tuple[Cond, Any]]:
+    """The cases of a group varied alone with its pairs all set in ``together``
+    (:meth:`Analysis._alone_combos`; as they are without): ``(a and b) or (a and b and c and d)``
+    is ``a and b``; the pairs all set asked before each pair alone, what leaves the part out
+    first, the base ("else") last."""
+    if not together:
+        return cases
+    cases = [(tuple(c for c in cond if not any(set(o) < set(c) for o in cond)), node) for cond, node in cases]
+    last = cases[-1:] if cases[-1][1] == base_node or (cases[-1][1] is MISSING and base_node is MISSING) else []
+    rest = cases[: len(cases) - len(last)]
+    return sorted(rest, key=lambda c: (c[1] is not MISSING, -min(len(conj) for conj in c[0]))) + last
 
 
 def _left_out(tree: dict[str, Obj], tpath: TPath) -> bool:

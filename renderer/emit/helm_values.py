@@ -30,13 +30,15 @@ DRA_ON = "enabled"
 some pool has ``resourceAllocation: dra``. The chart's model reads it (``Model.dra``) where the
 static render asks the pools, so the DRA stack's templates are gated on a value."""
 
-RESOLVED_INTO_POOLS: tuple[Path, ...] = (("cluster", "containerRuntime"),)
+RESOLVED_INTO_POOLS: tuple[Path, ...] = (("cluster", "containerRuntime"), ("vgpuManager", "kernelModuleConfig", "keys"))
 """Policy keys the chart values resolve into each pool's facts at build time: the runtime a pool
 without its own ``runtime`` takes (``node.runtime``, and the toolkit's ``node.toolkitRuntime``
 and host paths). With pools the chart reads none of them, so they are "(build-time)": the
 toolkit's runtime setup cannot be resolved in a template (its host paths are taken apart into
 directories and names), and a runtime that reached the other operands' ``runtimeClassName``
-but not the toolkit would be a silent half of a change."""
+but not the toolkit would be a silent half of a change. And the vGPU manager's kernel module
+ConfigMap keys, one mount each (``node.vgpuKernelModuleMounts``: the analysis writes no ``range``
+over a list of names)."""
 
 
 RELEASE: Path = ("cluster", "operatorRelease")
@@ -86,6 +88,15 @@ NODE_SCHEMA: dict[str, Any] = {
         "hostVolumes": {"type": "array", "items": {"type": "object"}, "description": "The hostPath volumes of `hostMounts`."},
         "repoDir": {"type": "string", "description": "Where the pool's repository ConfigMap is mounted (the OS family's directory); empty for none (precompiled, an OS without one)."},
         "certDir": {"type": "string", "description": "Where the pool's CA certificate ConfigMap is mounted; empty for none."},
+        **{
+            key: {"type": "array", "items": {"type": "object"}, "description": f"The {whose} container's mounts of {what} when it is named: {how}."}
+            for key, whose, what, how in (
+                ("repoMounts", "driver", "the repository ConfigMap (`repoConfig`)", "one file per `repoConfig.keys` entry in `repoDir`, the whole ConfigMap at `repoDir` without keys; none without `repoDir`"),
+                ("certMounts", "driver", "the CA certificate ConfigMap (`certConfig`)", "one file per `certConfig.keys` entry in `certDir`; none without `certDir`"),
+                ("kernelModuleMounts", "driver", "the kernel module ConfigMap (`kernelModuleConfig`)", "one file per `kernelModuleConfig.keys` entry in `/drivers`"),
+                ("vgpuKernelModuleMounts", "vGPU manager", "the vGPU manager's kernel module ConfigMap (`vgpuManager.kernelModuleConfig`)", "one file per `vgpuManager.kernelModuleConfig.keys` entry in `/drivers`"),
+            )
+        },
         "vgpuImage": {"type": "string", "description": "The vGPU manager image of a vgpu-host-manager pool that names its own (repository, image or version in its driver settings); empty for `vgpuManager`'s."},
         "toolkitLeader": {"type": "boolean", "description": "The container toolkit DaemonSet of this pool's runtime setup is rendered for this pool (the first pool of that setup)."},
         "toolkitDaemonSet": {"type": "string", "description": "Name of that DaemonSet (with the pool's name when pools differ in runtime setup)."},
@@ -123,16 +134,23 @@ NODE_SCHEMA: dict[str, Any] = {
 }
 
 
-OPTIONAL_FACTS: dict[str, Any] = {"toolkitConfigSource": "", "vgpuImage": "", "upgradeHeld": False}
+OPTIONAL_FACTS: dict[str, Any] = {"repoDir": "", "certDir": "", "toolkitConfigSource": "", "vgpuImage": "", "upgradeHeld": False}
 """Pool facts whose empty value means "none" to the builder (no ``RUNTIME_CONFIG_SOURCE``
 entry, no held upgrade), with that value: the range body is read with them empty, so that the template asks for each pool
 whether it has one, whatever the first pool says (the analysis varies an empty scalar that
 breaks its placeholder as "empty" / "set"; a set one it would print always)."""
 
 
-FACT_INPUTS = (("upgradePolicy", "maxParallelUpgrades"), ("upgradePolicy", "maxUnavailable"))
+FACT_INPUTS = (
+    ("upgradePolicy", "maxParallelUpgrades"),
+    ("upgradePolicy", "maxUnavailable"),
+    ("repoConfig", "keys"),
+    ("certConfig", "keys"),
+    ("kernelModuleConfig", "keys"),
+)
 """Pool settings the builder reads only through a pool fact (``node.upgradeBudget``, the driver
-DaemonSet's ``maxUnavailable``): build-time keys of each pool, like the fact."""
+DaemonSet's ``maxUnavailable``; ``node.repoMounts``, ``node.certMounts``,
+``node.kernelModuleMounts``, one mount per key): build-time keys of each pool, like the fact."""
 
 
 POOL_SECTIONS = ("gds", "gdrcopy")
