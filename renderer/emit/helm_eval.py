@@ -101,7 +101,10 @@ def _evaluate_map(node: dict[Any, Any], values: dict[str, Any]) -> dict[str, Any
                 out[key] = union
             continue
         got = evaluate(val, values)
-        if got is not MISSING and not (got == {} and emptiable(val)) and not (got == [] and splices_only(val) is not None):
+        case = val
+        while isinstance(case, Variant):  # the case chosen: an emptiable map in it is left out as it is printed
+            case = next((c for cond, c in case.cases[:-1] if holds(cond, values)), case.cases[-1][1])
+        if got is not MISSING and not (got == {} and emptiable(case)) and not (got == [] and splices_only(case) is not None):
             out[key] = got
     return out
 

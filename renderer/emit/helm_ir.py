@@ -86,6 +86,7 @@ from renderer.emit.helm_values import (
     pool_names,
     pool_of,
     pool_schema,
+    record_gated_reads,
     unwrap_sections,
 )
 from renderer.jsondata import clone
@@ -330,6 +331,7 @@ def build_tree(
                     bound.add((namespace if subject.get("namespace") else "", str(subject.get("name"))))
     built = finish(model, objs, bound).get(comp.name) or []
     if paths is not None and seen is not None:
+        record_gated_reads(seen, paths)
         built = unwrap_sections(built)
     return {f"{o['kind']}/{o['metadata']['name']}": o for o in built}
 
@@ -502,6 +504,8 @@ def diff(a: Any, b: Any, path: TPath = ()) -> list[TPath]:
     if isinstance(a, dict) and isinstance(b, dict):
         out: list[TPath] = []
         for key in [*a, *(k for k in b if k not in a)]:
+            if (key not in a or key not in b) and isinstance(key, str) and BLOCK_SID.fullmatch(key):
+                return [path]  # a values map spliced in on one side only: the map differs, not a key of it
             if key not in a or key not in b:
                 out.append((*path, key))
             else:
