@@ -11,7 +11,7 @@ import pytest
 
 from renderer import yamlio
 from renderer.components import COMPONENTS
-from renderer.emit import helm_eval, helm_ir, helm_tree, helm_values
+from renderer.emit import helm_eval, helm_ir, helm_text, helm_tree, helm_values
 from renderer.emit.helm import mask_generated, normalise, static_objects, templates_for
 from renderer.emit.helm_values import (
     POOL_ATTR,
@@ -154,15 +154,27 @@ def test_integer_knobs_parsed_with_int_are_settable_and_compared_ones_are_not() 
 # --- keys a release prunes (renderer.releasegate.prune) --------------------------------
 
 
-def test_a_values_map_spliced_in_on_one_side_only_differs_as_the_map() -> None:
+def test_a_values_map_spliced_in_on_one_side_only_is_a_splice_behind_the_variant() -> None:
     """`dcgmExporter.annotations` spliced into the pod's annotations on v26.7 and pruned on
-    v26.3: the map differs, not a key named after the placeholder (which printed the whole
-    block as that key's value, and the chart failed its own check)."""
+    v26.3: the map's diff goes down to the placeholder's entry, which becomes the splice behind
+    the release's variant (it was printed as a key named after the placeholder holding the whole
+    block, and the chart failed its own check); the text gives the map only where it holds."""
     sid = helm_ir.BLOCK.format(7)
-    with_it = {"annotations": {"a": "1", sid: sid}}
-    assert helm_ir.diff(with_it, {"annotations": {"a": "1"}}) == [("annotations",)]
-    assert helm_ir.diff({"annotations": {"a": "1"}}, with_it) == [("annotations",)]
-    assert helm_ir.diff({"annotations": {"a": "1"}}, {"annotations": {"a": "2"}}) == [("annotations", "a")]
+    path = ("dcgmExporter", "annotations")
+    assert helm_ir.diff({"a": "1", sid: sid}, {"a": "1"}) == [(sid,)]
+    sent = helm_ir.Sentinels()
+    sent.make(helm_ir.Knob(path, "block"), {"team": "ml"})
+    sid = next(iter(sent.knob))
+    atom = helm_tree.Atom(("cluster", "operatorRelease"), "eq", "v26.7")
+    node = {"a": "1", sid: helm_tree.Variant([(((atom,),), sid), (((),), helm_tree.MISSING)])}
+    got = helm_ir._convert(node, sent)
+    splice = helm_tree.Splice(path, True)
+    assert got == {"a": "1", splice: helm_tree.Variant([(((atom,),), None), (((),), helm_tree.MISSING)])}
+    values = {"cluster": {"operatorRelease": "v26.3"}, "dcgmExporter": {"annotations": {"team": "ml"}}}
+    assert helm_eval.evaluate(got, values) == {"a": "1"}
+    values["cluster"]["operatorRelease"] = "v26.7"
+    assert helm_eval.evaluate(got, values) == {"a": "1", "team": "ml"}
+    assert helm_text.splice_source(splice, got[splice]) == 'and (eq .Values.cluster.operatorRelease "v26.7") .Values.dcgmExporter.annotations'
 
 
 def test_an_emptiable_map_chosen_by_a_variant_is_left_out_when_empty() -> None:

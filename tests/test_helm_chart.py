@@ -961,7 +961,12 @@ def test_every_named_template_is_included_twice(name: str) -> None:
 def test_conditions_are_minimal_example() -> None:
     files = render(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
     dcgm = files[f"{CHART}/templates/dcgm-exporter.yaml"]
-    assert "{{- if or .Values.dcgmExporter.enablePodLabels .Values.dcgmExporter.enablePodUID }}\n---\napiVersion: rbac" in dcgm
+    # v26.7 keys: a cluster of an older release may carry them, which its release prunes
+    pod_metadata = (
+        '{{- if or\n    (and .Values.dcgmExporter.enablePodLabels (eq .Values.cluster.operatorRelease "v26.7"))\n'
+        '    (and .Values.dcgmExporter.enablePodUID (eq .Values.cluster.operatorRelease "v26.7")) }}'
+    )
+    assert pod_metadata + "\n---\napiVersion: rbac" in dcgm
     assert _shape(files)["longest_cond"] <= WIDTH
 
 
@@ -980,7 +985,11 @@ def test_templates_use_the_idioms_of_hand_written_charts_example() -> None:
     assert (tpl + helpers).count("- port: gpu-metrics") == 1
     assert "honorLabels: {{ .Values.dcgmExporter.serviceMonitor.honorLabels }}" in helpers
     # a field that is `a or b` of two booleans stays a condition, never a reference to one of them
-    assert "{{- if or .Values.dcgmExporter.enablePodLabels .Values.dcgmExporter.enablePodUID }}\n      automountServiceAccountToken: true" in tpl
+    assert (
+        '      {{- if or\n          (and .Values.dcgmExporter.enablePodLabels (eq .Values.cluster.operatorRelease "v26.7"))\n'
+        '          (and .Values.dcgmExporter.enablePodUID (eq .Values.cluster.operatorRelease "v26.7")) }}\n'
+        "      automountServiceAccountToken: true"
+    ) in tpl
     # values spliced among fixed entries: one line each
     assert "    {{- with .Values.daemonsets.annotations }}{{ toYaml . | nindent 4 }}{{ end }}\n" in tpl
     # the config manager sidecar of three components: one named template, the signalled process a parameter
@@ -1115,7 +1124,7 @@ def test_clusters_on_other_operator_releases_are_reproduced(helm: str, tmp_path:
     """A staged operator upgrade: a fleet on v26.3 with one cluster on v26.7 and one on v25.10,
     with keys that a release prunes set (the v26.7 `dcgmExporter.annotations`,
     `serviceMonitor.scrapeTimeout` and a pool's own `upgradePolicy` with drain settings; the
-    v26.3 `daemonsets.podSecurityContext`). Each gets a values file with which the chart gives
+    v26.3 `daemonsets.podSecurityContext`, and `cdi.nriPluginEnabled` on v25.10). Each gets a values file with which the chart gives
     its render, and the chart still follows `--set` of the release and of the pool's drain keys."""
     fleet = _fleet_values()
     fleet["cluster"] = {**fleet["cluster"], "operatorRelease": "v26.3", "capabilities": {"serviceMonitor": True}}
@@ -1126,6 +1135,8 @@ def test_clusters_on_other_operator_releases_are_reproduced(helm: str, tmp_path:
     overlays = {
         "canary": "cluster:\n  operatorRelease: v26.7\ndcgmExporter:\n  hostNetwork: true\n",
         "old": "cluster:\n  operatorRelease: v25.10\n",
+        # a key v25.10 prunes, off in the fleet: the release and the key vary together
+        "old-nri": "cluster:\n  operatorRelease: v25.10\ncdi:\n  nriPluginEnabled: true\n",
     }
     for name, text in overlays.items():
         (tmp_path / "overlays" / name).mkdir(parents=True)

@@ -82,9 +82,11 @@ def evaluate(node: Any, values: dict[str, Any]) -> Any:
 
 def _evaluate_map(node: dict[Any, Any], values: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    splices = [k for k in node if isinstance(k, Splice)]
+    splices = [k for k, v in node.items() if isinstance(k, Splice) and not (isinstance(v, Variant) and evaluate(v, values) is MISSING)]
     for key, val in node.items():
         if isinstance(key, Splice):
+            if key not in splices:
+                continue  # behind a variant that does not splice it here
             if len(splices) == 1:
                 out.update(copy.deepcopy(_read(values, key.path) or {}))
             elif key is splices[0]:  # all of them merged, in the first one's place

@@ -57,6 +57,17 @@ GATED_READS: frozenset[Path] = frozenset(
 """The recorded reads (a section, or a key of one) at which a pruned key may be (or not be)."""
 
 
+def added_in(path: Path) -> str | None:
+    """The release that adds the policy key at ``path`` (or the section holding it), when a
+    release prunes it (:data:`renderer.releasegate.ADDED_IN`; not a pool's own keys: the chart's
+    pools are resolved copies). On an older release its value changes no build."""
+    for pointer, since in ADDED_IN.items():
+        parts = tuple(pointer[1:].split("/"))
+        if parts[0] != "nodePools" and path[: len(parts)] == parts:
+            return since
+    return None
+
+
 def record_gated_reads(seen: set[str], paths: set[Path]) -> None:
     """A build that read where :func:`renderer.releasegate.prune` may have taken a key away read
     the release too: which keys it found there depends on it."""
