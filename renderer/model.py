@@ -93,6 +93,10 @@ class Model:
     values: dict[str, Any]
     cluster: str
     pools: tuple[Pool, ...] = ()
+    unpruned: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    """``values`` before :func:`renderer.releasegate.prune` took away the keys the imitated
+    release does not have (None: the same). No builder reads it: the chart's values keep every
+    key (:func:`renderer.emit.helm_values.chart_values`)."""
 
     @property
     def namespace(self) -> str:

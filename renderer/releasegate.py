@@ -145,13 +145,15 @@ def _without(node: Any, parts: tuple[str, ...]) -> Any:
     return node if child is node[head] else {**node, head: child}
 
 
-def prune(values: dict[str, Any]) -> dict[str, Any]:
+def prune(values: dict[str, Any], pools: bool = True) -> dict[str, Any]:
     """``values`` as the imitated release's CRDs keep them: without the :data:`ADDED_IN` keys of
-    later releases (``values`` itself when it has none; never changed)."""
+    later releases (``values`` itself when it has none; never changed). ``pools=False`` leaves
+    the ``nodePools`` entries as they are (the chart's, resolved for their release already)."""
     release = str((values.get("cluster") or {}).get("operatorRelease") or "")
     out = values
     for parts in _missing(release):
-        out = _without(out, parts)
+        if pools or parts[0] != "nodePools":
+            out = _without(out, parts)
     return out
 
 

@@ -55,9 +55,9 @@ def resolve(values: dict[str, Any], cluster: str, defaulted: dict[str, Any] | No
     full = with_defaults(values) if defaulted is None else defaulted
     full["cluster"]["name"] = cluster
     full["cluster"]["kubeVersion"] = kube_minor(str(full["cluster"]["kubeVersion"]))
-    full = prune(full)
-    pools = tuple(resolve_pool(full, p) for p in full.get("nodePools") or [])
-    return Model(values=full, cluster=cluster, pools=pools)
+    kept = prune(full)
+    pools = tuple(resolve_pool(kept, p) for p in kept.get("nodePools") or [])
+    return Model(values=kept, cluster=cluster, pools=pools, unpruned=None if kept is full else full)
 
 
 def resolve_pool(values: dict[str, Any], pool: dict[str, Any]) -> Pool:

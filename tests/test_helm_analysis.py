@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from renderer import yamlio
 from renderer.components import COMPONENTS
-from renderer.emit import helm_eval, helm_ir, helm_tree, helm_values
+from renderer.emit import helm_eval, helm_ir, helm_text, helm_tree, helm_values
 from renderer.emit.helm import mask_generated, normalise, static_objects, templates_for
 from renderer.emit.helm_values import (
     POOL_ATTR,
@@ -148,3 +149,79 @@ def test_integer_knobs_parsed_with_int_are_settable_and_compared_ones_are_not() 
         assert (*pool, *key) in driver.knobs
     assert helm_ir.SENTINEL.fullmatch(str(helm_ir.INT_BASE - 7))
     assert not helm_ir.SENTINEL.search(str(-helm_ir.INT_BASE))  # a positive number is never one
+
+
+# --- keys a release prunes (renderer.releasegate.prune) --------------------------------
+
+
+def test_a_values_map_spliced_in_on_one_side_only_is_a_splice_behind_the_variant() -> None:
+    """`dcgmExporter.annotations` spliced into the pod's annotations on v26.7 and pruned on
+    v26.3: the map's diff goes down to the placeholder's entry, which becomes the splice behind
+    the release's variant (it was printed as a key named after the placeholder holding the whole
+    block, and the chart failed its own check); the text gives the map only where it holds."""
+    sid = helm_ir.BLOCK.format(7)
+    path = ("dcgmExporter", "annotations")
+    assert helm_ir.diff({"a": "1", sid: sid}, {"a": "1"}) == [(sid,)]
+    sent = helm_ir.Sentinels()
+    sent.make(helm_ir.Knob(path, "block"), {"team": "ml"})
+    sid = next(iter(sent.knob))
+    atom = helm_tree.Atom(("cluster", "operatorRelease"), "eq", "v26.7")
+    node = {"a": "1", sid: helm_tree.Variant([(((atom,),), sid), (((),), helm_tree.MISSING)])}
+    got = helm_ir._convert(node, sent)
+    splice = helm_tree.Splice(path, True)
+    assert got == {"a": "1", splice: helm_tree.Variant([(((atom,),), None), (((),), helm_tree.MISSING)])}
+    values = {"cluster": {"operatorRelease": "v26.3"}, "dcgmExporter": {"annotations": {"team": "ml"}}}
+    assert helm_eval.evaluate(got, values) == {"a": "1"}
+    values["cluster"]["operatorRelease"] = "v26.7"
+    assert helm_eval.evaluate(got, values) == {"a": "1", "team": "ml"}
+    assert helm_text.splice_source(splice, got[splice]) == 'and (eq .Values.cluster.operatorRelease "v26.7") .Values.dcgmExporter.annotations'
+
+
+def test_an_emptiable_map_chosen_by_a_variant_is_left_out_when_empty() -> None:
+    """A map whose entries are a splice (and optional entries), chosen by the release: left out
+    when it comes out empty, as its `if` prints it (the static render has no `annotations: {}`)."""
+    atom = helm_tree.Atom(("cluster", "operatorRelease"), "eq", "v26.7")
+    splice = helm_tree.Splice(("daemonsets", "annotations"), is_map=True)
+    node = {"annotations": helm_tree.Variant([(((atom,),), {splice: None, helm_tree.Splice(("x", "y"), is_map=True): None}), (((),), {splice: None})])}
+    values = {"cluster": {"operatorRelease": "v26.3"}, "daemonsets": {"annotations": {}}, "x": {"y": {"k": "v"}}}
+    assert helm_eval.evaluate(node, values) == {}
+    values["cluster"]["operatorRelease"] = "v26.7"
+    assert helm_eval.evaluate(node, values) == {"annotations": {"k": "v"}}
+
+
+def test_a_build_that_reads_where_a_pruned_key_may_be_reads_the_release() -> None:
+    """Which keys a build finds at a gated place (`dcgmExporter.annotations`, a v26.7 key)
+    depends on the release: the read is recorded as the builder's own read of
+    `cluster.operatorRelease`, so the analysis varies the release there (the node labeller's
+    `daemonsets.podSecurityContext` was left ungated: only the pools' resolution had read it)."""
+    seen, paths = Recorded(), Recorded()
+    paths.muted = True
+    paths.add(("cluster", "operatorRelease"))  # resolving the pools read it: not the builder's
+    paths.muted = False
+    paths.add(("dcgmExporter", "annotations"))
+    helm_values.record_gated_reads(seen, paths)
+    assert ("cluster", "operatorRelease") in paths.direct and "cluster" in seen.direct
+    other = Recorded()
+    other.add(("dcgmExporter", "version"))
+    helm_values.record_gated_reads(Recorded(), other)
+    assert ("cluster", "operatorRelease") not in other
+
+
+def test_chart_values_keep_the_keys_a_release_prunes_and_the_model_prunes_them(tmp_path: Path) -> None:
+    """A v26.3 fleet's chart values still hold the v26.7 keys (so a v26.7 cluster's values
+    file can set them and the templates read them behind the release); the chart's model
+    leaves them out as the static render does. A pool's copy is its release's."""
+    policy = yamlio.load((ROOT / "values.yaml").read_text())
+    policy["cluster"]["operatorRelease"] = "v26.3"
+    policy["dcgmExporter"] = {"annotations": {"team": "ml"}}
+    policy["nodePools"][1]["driver"] = {"upgradePolicy": {"drain": {"enable": True, "force": True}}}
+    (tmp_path / "values.yaml").write_text(yamlio.dump(policy))
+    model = plan(read_inputs(tmp_path / "values.yaml", None)).base
+    assert model is not None and "annotations" not in model.values["dcgmExporter"]
+    values = chart_values(model)
+    assert values["dcgmExporter"]["annotations"] == {"team": "ml"}
+    assert values["dcgmExporter"]["serviceMonitor"]["scrapeTimeout"] == "10s"
+    assert not values["driver"]["pools"]["rhel94"]["upgradePolicy"]["drain"].get("force")  # driver.upgradePolicy's
+    again = model_of(values, "fleet")
+    assert "annotations" not in again.values["dcgmExporter"]
+    assert "scrapeTimeout" not in again.values["dcgmExporter"]["serviceMonitor"]

@@ -1288,7 +1288,12 @@ def test_every_named_template_is_included_twice(name: str) -> None:
 def test_conditions_are_minimal_example() -> None:
     files = render(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
     dcgm = files[f"{CHART}/templates/dcgm-exporter.yaml"]
-    assert "{{- if or .Values.dcgmExporter.enablePodLabels .Values.dcgmExporter.enablePodUID }}\n---\napiVersion: rbac" in dcgm
+    # v26.7 keys: a cluster of an older release may carry them, which its release prunes
+    pod_metadata = (
+        '{{- if or\n    (and .Values.dcgmExporter.enablePodLabels (eq .Values.cluster.operatorRelease "v26.7"))\n'
+        '    (and .Values.dcgmExporter.enablePodUID (eq .Values.cluster.operatorRelease "v26.7")) }}'
+    )
+    assert pod_metadata + "\n---\napiVersion: rbac" in dcgm
     assert _shape(files)["longest_cond"] <= WIDTH
 
 
@@ -1307,7 +1312,11 @@ def test_templates_use_the_idioms_of_hand_written_charts_example() -> None:
     assert (tpl + helpers).count("- port: gpu-metrics") == 1
     assert "honorLabels: {{ .Values.dcgmExporter.serviceMonitor.honorLabels }}" in helpers
     # a field that is `a or b` of two booleans stays a condition, never a reference to one of them
-    assert "{{- if or .Values.dcgmExporter.enablePodLabels .Values.dcgmExporter.enablePodUID }}\n      automountServiceAccountToken: true" in tpl
+    assert (
+        '      {{- if or\n          (and .Values.dcgmExporter.enablePodLabels (eq .Values.cluster.operatorRelease "v26.7"))\n'
+        '          (and .Values.dcgmExporter.enablePodUID (eq .Values.cluster.operatorRelease "v26.7")) }}\n'
+        "      automountServiceAccountToken: true"
+    ) in tpl
     # values spliced among fixed entries: one line each
     assert "    {{- with .Values.daemonsets.annotations }}{{ toYaml . | nindent 4 }}{{ end }}\n" in tpl
     # the config manager sidecar of three components: one named template, the signalled process a parameter
@@ -1431,3 +1440,74 @@ def test_a_v25_10_fleet_with_nri_set_is_reproduced_without_nri(helm: str, tmp_pa
     chart = _write(render(read_inputs(tmp_path / "values.yaml", None)), tmp_path / "out") / CHART
     assert normalise(_template(helm, chart)) == normalise(_static(fleet))
     assert "nvidia.cdi.k8s.io" not in json.dumps(_static(fleet))
+
+
+RELEASE_FLEET_KEYS = {
+    "dcgmExporter": {"annotations": {"team": "ml"}, "serviceMonitor": {"enabled": True, "scrapeTimeout": "20s"}},
+}
+
+
+def test_clusters_on_other_operator_releases_are_reproduced(helm: str, tmp_path: Path) -> None:
+    """A staged operator upgrade: a fleet on v26.3 with one cluster on v26.7 and one on v25.10,
+    with keys that a release prunes set (the v26.7 `dcgmExporter.annotations`,
+    `serviceMonitor.scrapeTimeout` and a pool's own `upgradePolicy` with drain settings; the
+    v26.3 `daemonsets.podSecurityContext`, and `cdi.nriPluginEnabled` on v25.10). Each gets a values file with which the chart gives
+    its render, and the chart still follows `--set` of the release and of the pool's drain keys."""
+    fleet = _fleet_values()
+    fleet["cluster"] = {**fleet["cluster"], "operatorRelease": "v26.3", "capabilities": {"serviceMonitor": True}}
+    fleet.update(copy.deepcopy(RELEASE_FLEET_KEYS))
+    fleet["daemonsets"] = {"podSecurityContext": {"runAsNonRoot": False}}
+    fleet["nodePools"][1]["driver"] = {"upgradePolicy": {"drain": {"enable": True, "force": True}}}
+    (tmp_path / "values.yaml").write_text(yamlio.dump(fleet))
+    overlays = {
+        "canary": "cluster:\n  operatorRelease: v26.7\ndcgmExporter:\n  hostNetwork: true\n",
+        "old": "cluster:\n  operatorRelease: v25.10\n",
+        # a key v25.10 prunes, off in the fleet: the release and the key vary together
+        "old-nri": "cluster:\n  operatorRelease: v25.10\ncdi:\n  nriPluginEnabled: true\n",
+    }
+    for name, text in overlays.items():
+        (tmp_path / "overlays" / name).mkdir(parents=True)
+        (tmp_path / "overlays" / name / "values.yaml").write_text(text)
+    inputs = read_inputs(tmp_path / "values.yaml", tmp_path / "overlays")
+    chart = _write(render(inputs), tmp_path / "out") / CHART
+    p = plan(inputs)
+    _reproduced(helm, chart, p, sorted(overlays))
+    assert normalise(_template(helm, chart)) == normalise(_static(fleet))
+    canary = normalise(static_objects(p.clusters["canary"]))
+    monitor = next(o for k, o in canary.items() if k[1] == "ServiceMonitor")
+    assert monitor["spec"]["endpoints"][0]["scrapeTimeout"] == "20s"  # v26.7 has it; the fleet's v26.3 does not
+    canary_policy = copy.deepcopy(fleet)  # the canary's merged policy (the fleet and its overlay)
+    canary_policy["cluster"]["operatorRelease"] = "v26.7"
+    canary_policy["dcgmExporter"]["hostNetwork"] = True
+    assert normalise(_static(canary_policy)) == canary
+    drain = "driver.pools.rhel94.upgradePolicy.drain"
+    assert p.base is not None
+    _, templates = templates_for(p.base)  # digests are gpu-render's, not --set's: blanked on both sides
+    unchanged = normalise(mask_generated(_static(canary_policy), templates))
+    for args, change in (
+        (("--set", f"{drain}.force=false"), _pool_setting(1, ("upgradePolicy", "drain", "force"), False)),
+        (("--set", "dcgmExporter.serviceMonitor.scrapeTimeout=5s"), _set("dcgmExporter.serviceMonitor.scrapeTimeout", "5s")),
+    ):
+        want = copy.deepcopy(canary_policy)
+        change(want)
+        got = mask_generated(_template(helm, chart, "-f", str(chart / "values-canary.yaml"), *args), templates)
+        assert normalise(got) == normalise(mask_generated(_static(want), templates)) != unchanged, args
+    forced = _template(helm, chart, "-f", str(chart / "values-canary.yaml"))
+    assert _drain_env(forced, "rhel94")["DRAIN_USE_FORCE"] == "true"  # the pool's own (v26.7)
+    assert _drain_env(_template(helm, chart), "rhel94")["DRAIN_USE_FORCE"] == "false"  # v26.3: driver.upgradePolicy's
+
+
+def _drain_env(objs: list[dict[str, Any]], pool: str) -> dict[str, Any]:
+    ds = next(o for o in objs if o["kind"] == "DaemonSet" and o["metadata"]["name"] == f"nvidia-driver-daemonset-{pool}")
+    inits = ds["spec"]["template"]["spec"].get("initContainers") or []
+    manager = next(c for c in inits if c["name"] == "k8s-driver-manager")
+    return {e["name"]: e.get("value") for e in manager.get("env") or []}
+
+
+def test_set_of_a_pools_drain_keys_reaches_the_driver_manager(helm: str, example: Path) -> None:
+    """The example fleet (v26.7, whose NVIDIADriver has a pool's own upgradePolicy): `--set` of a
+    pool's drain keys reaches its driver manager's DRAIN_USE_FORCE, and on v26.3 with
+    `driver.upgradePolicy` (the release's) as the pool's resolved copy."""
+    got = _template(helm, example, "--set", "driver.pools.rhel94.upgradePolicy.drain.enable=true", "--set", "driver.pools.rhel94.upgradePolicy.drain.force=true")
+    assert _drain_env(got, "rhel94")["DRAIN_USE_FORCE"] == "true"
+    assert _drain_env(got, "ubuntu2204")["DRAIN_USE_FORCE"] == "false"

@@ -82,9 +82,11 @@ def evaluate(node: Any, values: dict[str, Any]) -> Any:
 
 def _evaluate_map(node: dict[Any, Any], values: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    splices = [k for k in node if isinstance(k, Splice)]
+    splices = [k for k, v in node.items() if isinstance(k, Splice) and not (isinstance(v, Variant) and evaluate(v, values) is MISSING)]
     for key, val in node.items():
         if isinstance(key, Splice):
+            if key not in splices:
+                continue  # behind a variant that does not splice it here
             if len(splices) == 1:
                 out.update(copy.deepcopy(_read(values, key.path) or {}))
             elif key is splices[0]:  # all of them merged, in the first one's place
@@ -101,7 +103,10 @@ def _evaluate_map(node: dict[Any, Any], values: dict[str, Any]) -> dict[str, Any
                 out[key] = union
             continue
         got = evaluate(val, values)
-        if got is not MISSING and not (got == {} and emptiable(val)) and not (got == [] and splices_only(val) is not None):
+        case = val
+        while isinstance(case, Variant):  # the case chosen: an emptiable map in it is left out as it is printed
+            case = next((c for cond, c in case.cases[:-1] if holds(cond, values)), case.cases[-1][1])
+        if got is not MISSING and not (got == {} and emptiable(case)) and not (got == [] and splices_only(case) is not None):
             out[key] = got
     return out
 

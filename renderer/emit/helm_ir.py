@@ -79,10 +79,12 @@ from renderer.emit.helm_values import (
     POOL_ONLY,
     POOL_SECTIONS,
     POOLS_READ,
+    RELEASE,
     REMOVE,
     KeyProbe,
     Path,
     Recorded,
+    added_in,
     assign,
     build_time_keys,
     get,
@@ -90,10 +92,12 @@ from renderer.emit.helm_values import (
     pool_names,
     pool_of,
     pool_schema,
+    record_gated_reads,
     unwrap_sections,
 )
 from renderer.jsondata import clone
 from renderer.model import Pool
+from renderer.releasegate import RELEASES, has
 
 SCALAR = "zzgrs{:05d}x"
 BLOCK = "zzgrb{:05d}x"
@@ -383,6 +387,7 @@ def build_tree(
                     bound.add((namespace if subject.get("namespace") else "", str(subject.get("name"))))
     built = finish(model, objs, bound).get(comp.name) or []
     if paths is not None and seen is not None:
+        record_gated_reads(seen, paths)
         built = unwrap_sections(built)
     return {f"{o['kind']}/{o['metadata']['name']}": o for o in built}
 
@@ -1297,8 +1302,12 @@ class Analysis:
             gate = list(_and(tuple(gate) or ((),), cond))
         _shared_refs(refs, touched, on_values)
         objects: dict[str, Any] = clone(base)  # JSON data and immutable Derived leaves
-        for group in _groups(touched):
-            self._apply_group(comp, group, touched, on_values, knob_of, base_values, base, objects)
+        release = self._release()
+        every = [(r, r) for r in (get(values, RELEASE), *(r for r in release.domain if r != get(values, RELEASE)))] if release else []
+        for group, own in _with_release(_groups(touched), on_values):
+            # with a key a release prunes, every release: one that changes nothing alone may with the key
+            settings = on_values if own is group else {**on_values, RELEASE: every}
+            self._apply_group(comp, group, touched, settings, knob_of, base_values, base, objects, own)
         for tpath, (kpath,) in refs.items():  # also inside the variants just made (a boolean unquoted)
             expect = tget(base, tpath)
             text = knob_of[kpath].kind == "bool" and isinstance(expect, str)
@@ -1465,7 +1474,7 @@ class Analysis:
         knob_of[knob.path] = knob
         if off:
             self.off[knob.path] = off
-            gate_atoms.append(self._cond(knob, [x for x in [current, *(label for label, _ in alts)] if x not in off]))
+            gate_atoms.append(self._cond(knob, [x for x in [current, *(label for label, _ in alts)] if x not in off]) + self._pruning(knob))
         if paths:
             touched[knob.path] = paths
         if paths or like:  # a reference another knob also changes becomes a variant again (_shared_refs)
@@ -1558,16 +1567,24 @@ class Analysis:
             for path in group:
                 cond = _and(cond, self._presence(comp, oid, [path], knob_of, base_values))
             return cond
+        release = self._release()
+        if release is not None and RELEASE not in group and any(added_in(k) for k in group):
+            group = [*group, RELEASE]  # a key a release prunes leaves nothing out there
+            current = get(base_values, RELEASE)
+            settings = [*settings, [(current, current), *((r, r) for r in release.domain if r != current)]]
+            knob_of = {**knob_of, RELEASE: release}
         knobs = [knob_of[path] for path in group]
         domains = [_labels(k) for k in knobs]
         present: set[tuple[Any, ...]] = set()
         dont = set(itertools.product(*domains))  # not built, or built without the component
+        on_values = dict(zip(group, settings, strict=True))
+        pruned = self._pruned(group, on_values)
+        same: dict[str, dict[str, Obj] | None] = {}
         for combo in itertools.product(*settings):
-            changes = [(knob_of[path], setting) for path, (_, setting) in zip(group, combo, strict=True)]
             labels = tuple(label for label, _ in combo)
             if _impossible(knobs, list(labels)):
                 continue  # no values say it: any answer will do
-            tree = self.masked_tree(comp, base_values, changes)
+            tree = self._combo_tree(comp, group, combo, on_values, knob_of, base_values, pruned, same)
             if not tree:
                 continue  # the component is not there at all: any answer will do
             dont.discard(labels)
@@ -1575,6 +1592,20 @@ class Analysis:
                 present.add(labels)
         cubes = helm_logic.minimise(present, dont, domains)
         return _dnf(knobs, cubes, domains)
+
+    def _release(self) -> Knob | None:
+        return next((k for k in self.structural if k.path == RELEASE), None)
+
+    def _pruning(self, knob: Knob) -> Cond:
+        """The releases on which ``knob`` is a key the release prunes, as a condition (empty when
+        none): there its value changes nothing, so a gate on it holds there too (the
+        RuntimeClasses on v25.10 whatever `cdi.nriPluginEnabled` says)."""
+        since = added_in(knob.path)
+        release = self._release()
+        if since is None or release is None:
+            return ()
+        older = [r for r in release.domain if not has(str(r), since)]
+        return self._cond(release, older) if older else ()
 
     @staticmethod
     def _atom(knob: Knob, label: Any) -> Atom:
@@ -1675,8 +1706,11 @@ class Analysis:
         base_values: dict[str, Any],
         base: dict[str, Obj],
         objects: dict[str, Any],
+        own: list[Path] | None = None,
     ) -> None:
-        paths = _top_paths([p for k in group for p in touched[k]])
+        """Vary ``group`` together and put the variants at the paths ``own`` (default: the
+        group) changed."""
+        paths = _top_paths([p for k in (group if own is None else own) for p in touched[k]])
         size = 1
         for k in group:
             size *= len(on_values[k])
@@ -1691,16 +1725,15 @@ class Analysis:
         built: dict[tuple[Any, ...], dict[str, Obj] | None] = {}
         # no values set a keyed map's key and leave the map empty: not built, a don't-care
         combos = [c for c in combos if not _impossible([knob_of[k] for k in group], [label for label, _ in c])]
+        pruned = self._pruned(group, on_values)
+        same: dict[str, dict[str, Obj] | None] = {}
         for combo in combos:
-            changes: list[tuple[Knob, Any]] = []
             atoms: list[Atom] = []
             for path, (label, setting), first in zip(group, combo, (on_values[k][0] for k in group), strict=True):
-                knob = knob_of[path]
-                changes.append((knob, setting))
                 if alone and (label, setting) == first:
                     continue
-                atoms.append(self._atom(knob, label))
-            tree = self.masked_tree(comp, base_values, changes)
+                atoms.append(self._atom(knob_of[path], label))
+            tree = self._combo_tree(comp, group, combo, on_values, knob_of, base_values, pruned, same)
             built[tuple(label for label, _ in combo)] = tree
             if tree:
                 results.append((tuple(atoms), tree))
@@ -1745,6 +1778,39 @@ class Analysis:
             on = {group.index(k): on_values[k][1] for pair in pairs for k in pair}
             out.append(tuple(on.get(j, on_values[k][0]) for j, k in enumerate(group)))
         return out, tuple(label for label, _ in out[-1]) if len(paired) > 1 else ()
+
+    def _combo_tree(
+        self,
+        comp: Component,
+        group: list[Path],
+        combo: tuple[tuple[Any, Any], ...],
+        on_values: dict[Path, list[tuple[Any, Any]]],
+        knob_of: dict[Path, Knob],
+        base_values: dict[str, Any],
+        pruned: set[tuple[Path, str]],
+        same: dict[str, dict[str, Obj] | None],
+    ) -> dict[str, Obj] | None:
+        """The masked tree of one combination of a group: a key the combination's release prunes
+        changes nothing, so the combination is built with that key at its base value (once)."""
+        release = repr(combo[group.index(RELEASE)][1]) if pruned else ""
+        key = tuple(on_values[k][0] if (k, release) in pruned else combo[i] for i, k in enumerate(group))
+        memo = repr(key)
+        if key == combo or memo not in same:
+            same[memo] = self.masked_tree(comp, base_values, [(knob_of[k], setting) for k, (_, setting) in zip(group, key, strict=True)])
+        return same[memo]
+
+    @staticmethod
+    def _pruned(group: list[Path], on_values: dict[Path, list[tuple[Any, Any]]]) -> set[tuple[Path, str]]:
+        """(knob, repr of a release) of the group's keys that the release prunes, when the group
+        holds the release (:func:`_with_release`)."""
+        if RELEASE not in group:
+            return set()
+        out: set[tuple[Path, str]] = set()
+        for k in group:
+            since = added_in(k)
+            if since is not None:
+                out |= {(k, repr(setting)) for _, setting in on_values[RELEASE] if not has(str(setting), since)}
+        return out
 
     def _minimal_cases(
         self,
@@ -2030,6 +2096,35 @@ def _top_paths(paths: list[TPath]) -> list[TPath]:
     return out
 
 
+def _with_release(groups: list[list[Path]], on_values: dict[Path, list[tuple[Any, Any]]]) -> list[tuple[list[Path], list[Path]]]:
+    """``groups`` as (knobs varied together, knobs whose paths get the variants): a group with a
+    key that a release prunes (:func:`helm_values.added_in`) is varied with the release too
+    (while the product stays at most :data:`MAX_PRODUCT`), for its own paths only.
+
+    Their paths need not overlap: flipped alone from the base, neither shows that the key has
+    no effect on a release that prunes it (`cdi.nriPluginEnabled` false in the fleet, v25.10 a
+    cluster's release: the DCGM exporter's `runtimeClassName` is there on v25.10 whatever the
+    key says). Few builds: :meth:`Analysis._apply_group` builds no combination in which the
+    release prunes a key set away from its base value, and the release's other paths stay with
+    its own group."""
+    home = next((g for g in groups if RELEASE in g), None)
+    out: list[tuple[list[Path], list[Path]]] = []
+    for group in groups:
+        gated = home is not None and group is not home and any(added_in(k) for k in group)
+        if gated and _product(group, on_values) * len(RELEASES) <= MAX_PRODUCT:
+            out.append(([*group, RELEASE], group))
+        else:
+            out.append((group, group))
+    return out
+
+
+def _product(group: list[Path], on_values: dict[Path, list[tuple[Any, Any]]]) -> int:
+    size = 1
+    for k in group:
+        size *= len(on_values[k])
+    return size
+
+
 def _groups(touched: dict[Path, list[TPath]]) -> list[list[Path]]:
     """Knobs whose changed paths overlap (one a prefix of the other) vary together."""
     parent = {k: k for k in touched}
@@ -2070,8 +2165,19 @@ def _merged_maps(node: Any, path: TPath = ()) -> Iterator[tuple[TPath, list[str]
 
 
 def _spliced(node: dict[Any, Any], sent: Sentinels) -> list[str]:
-    """The block sentinels spliced into ``node`` (a values map's entries among fixed ones)."""
-    return [k for k, v in node.items() if isinstance(k, str) and k in sent.knob and k.startswith("zzgrb") and (k == v or _set_or_empty(v, k, sent.knob[k]))]
+    """The block sentinels spliced into ``node`` (a values map's entries among fixed ones), also
+    behind a variant (:func:`_splice_gate`)."""
+    return [k for k, v in node.items() if isinstance(k, str) and k in sent.knob and k.startswith("zzgrb") and (k == v or _splice_gate(v, k) is not None)]
+
+
+def _splice_gate(node: Any, sid: str) -> Variant | None:
+    """A map block's sentinel entry under a variant that has it or not (the pod's annotations
+    with ``dcgmExporter.annotations`` on v26.7, without on v26.3, which prunes the key): the map's
+    diff went down to the entry. The splice is behind that variant, whose cases are ``None``
+    (spliced) or ``MISSING``; None when ``node`` is no such variant."""
+    if not isinstance(node, Variant) or not all(n is MISSING or n == sid for _, n in node.cases):
+        return None
+    return Variant([(cond, MISSING if n is MISSING else None) for cond, n in node.cases])
 
 
 def _convert(node: Any, sent: Sentinels) -> Any:
@@ -2084,7 +2190,10 @@ def _convert(node: Any, sent: Sentinels) -> Any:
         ranked = iter(sent.order.get(tuple(spliced), spliced))  # the builder's precedence, in the splices' places
         for key, val in node.items():
             if key in spliced:
-                res[Splice(sent.knob[next(ranked)], True)] = None
+                first = next(ranked)
+                gate = _splice_gate(node[first], first)
+                # a variant of the block alone being set or empty splices it either way
+                res[Splice(sent.knob[first], True)] = None if gate is None or _set_or_empty(node[first], first, sent.knob[first]) else gate
                 continue
             merged = sent.merge_ids(val)
             if len(merged) > 1:

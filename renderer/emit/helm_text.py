@@ -326,7 +326,9 @@ def _present(node: dict[Any, Any]) -> Cond:
     """Condition under which an emptiable map has at least one entry."""
     conjs: list[tuple[Atom, ...]] = []
     for key, val in node.items():
-        if isinstance(key, Splice):
+        if isinstance(key, Splice) and isinstance(val, Variant):  # spliced where its variant says
+            conjs += [(*conj, Atom(key.path, "is", True)) for cond, case in val.cases if case is not MISSING for conj in cond]
+        elif isinstance(key, Splice):
             conjs.append((Atom(key.path, "is", True),))
         else:
             conjs += [conj for cond, case in val.cases if case is not MISSING for conj in cond]
@@ -350,13 +352,24 @@ MERGED = "merged"
 builders merge them (``helm_tree.merged_maps``): deeply, a later one winning."""
 
 
-def merged_call(paths: list[Path] | tuple[Path, ...], key: str = "") -> str:
+def merged_call(paths: list[Path] | tuple[Path, ...] | list[str], key: str = "") -> str:
     """``include "<chart>.merged" (list A B)``: the maps' merge as YAML, nothing when it is empty;
-    with ``key``, ``include "<chart>.mergedEntry" (list "key" A B)``: ``key:`` and the merge under it."""
-    args = " ".join(values_expr(p) for p in paths)
+    with ``key``, ``include "<chart>.mergedEntry" (list "key" A B)``: ``key:`` and the merge under it.
+    ``paths``: values paths, or expressions (:func:`splice_source`)."""
+    args = " ".join(p if isinstance(p, str) else values_expr(p) for p in paths)
     if key:
         return f'include "{CHART}.{MERGED}Entry" (list {json.dumps(key)} {args})'
     return f'include "{CHART}.{MERGED}" (list {args})'
+
+
+def splice_source(key: Splice, val: Any) -> str:
+    """The values map a map splice inserts: ``.Values.x``, or behind its variant (a key the
+    release prunes) ``and (<condition>) .Values.x``, which gives the map when the condition
+    holds and false (nothing to insert, no map to merge) when it does not."""
+    if not isinstance(val, Variant):
+        return values_expr(key.path)
+    cond = tuple(conj for c, case in val.cases if case is not MISSING for conj in c)
+    return "and " + _arg(cond_expr(cond)) + " " + values_expr(key.path)
 
 
 def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
@@ -368,9 +381,17 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
         key, val = items[i]
         if isinstance(key, Splice) and len(splices) > 1:
             if key is splices[0]:  # two or more values maps: one merge (a key they share once)
-                out.splice(merged_call([s.path for s in splices]), ".", ind)
+                args = [f"({g})" if g.startswith("and ") else g for g in (splice_source(s, node[s]) for s in splices)]
+                source = merged_call(args)
+                if ind + len("{{- with " + source + " }}{{ . | nindent " + str(ind) + " }}{{ end }}") > WIDTH:  # a map per line (an action may span lines)
+                    source = f'include "{CHART}.{MERGED}" (list' + "".join("\n" + " " * (ind + 4) + a for a in args) + ")"
+                    out.ctl("with " + source, ind)
+                    out.yaml(".", ind)
+                    out.ctl("end", ind)
+                else:
+                    out.splice(source, ".", ind)
         elif isinstance(key, Splice):
-            out.splice(values_expr(key.path), "toYaml .", ind)
+            out.splice(splice_source(key, val), "toYaml .", ind)
         elif isinstance(val, Variant) and _var_of(val):
             out.text(f"{pad}{_key(key)}: {{{{ ${_var_of(val)} | quote }}}}")
         elif isinstance(val, Variant) and isinstance(key, str) and _text_variant(out, key, val, ind):
@@ -781,7 +802,8 @@ def _labels_call(node: dict[Any, Any]) -> tuple[list[str], dict[Any, Any]] | Non
         return None
     rest = rest[1:]
     if len(rest) == 1 and isinstance(rest[0][0], Splice):
-        args += ['"extra"', values_expr(rest[0][0].path)]
+        source = splice_source(rest[0][0], rest[0][1])
+        args += ['"extra"', f"({source})" if isinstance(rest[0][1], Variant) else source]
         rest = []
     return args, dict(rest)
 

@@ -73,7 +73,9 @@ class Block:
 class Splice:
     """Items of a values list (or entries of a values map) inserted among fixed ones. Two or
     more map splices of one map are merged deeply (:func:`merged_maps`), a later one winning, in
-    the first one's place: they stand in the builder's precedence (:meth:`Analysis._precedence`)."""
+    the first one's place: they stand in the builder's precedence (:meth:`Analysis._precedence`).
+    As a map key its value is None, or a :class:`Variant` whose cases are None (spliced) or
+    ``MISSING`` (not spliced: a key the release prunes)."""
 
     path: Path
     is_map: bool = False

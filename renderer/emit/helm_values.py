@@ -18,6 +18,7 @@ from typing import Any, cast
 
 from renderer.driverimage import FAMILIES
 from renderer.model import Model, Pool
+from renderer.releasegate import ADDED_IN
 
 Path = tuple[str, ...]
 
@@ -42,10 +43,40 @@ over a list of names)."""
 
 
 RELEASE: Path = ("cluster", "operatorRelease")
-"""The imitated operator release: build-time. Besides the pools' facts it decides which keys
-the operator's CRDs keep (:func:`renderer.releasegate.prune`); a chart varying it would have to
-gate each such key's references on it. The chart is made for its release (its ``appVersion``);
-a cluster of another release gets no values file and is listed."""
+"""The imitated operator release: a knob like any other (an enum), that also decides which keys
+the operator's CRDs keep (:func:`renderer.releasegate.prune`). The chart's values keep those
+keys whatever the release (:func:`chart_values`) and its model prunes them as the static
+render does (:func:`model_of`), so a template reads such a key behind a condition on the
+release: a build that reads where a pruned key would be records a read of the release
+(:func:`record_gated_reads`), so that the analysis varies it. A pool's own settings are not
+pruned there: ``driver.pools.<pool>`` is the pool's resolved copy, made from what its release
+keeps (a pool's ``upgradePolicy`` on v26.3 is ``driver.upgradePolicy``'s), as the pools'
+facts are."""
+
+GATED_READS: frozenset[Path] = frozenset(
+    tuple(p[1:].split("/"))[:n] for p in ADDED_IN if not p.startswith("/nodePools/") for n in (1, 2)
+)
+"""The recorded reads (a section, or a key of one) at which a pruned key may be (or not be)."""
+
+
+def added_in(path: Path) -> str | None:
+    """The release that adds the policy key at ``path`` (or the section holding it), when a
+    release prunes it (:data:`renderer.releasegate.ADDED_IN`; not a pool's own keys: the chart's
+    pools are resolved copies). On an older release its value changes no build."""
+    for pointer, since in ADDED_IN.items():
+        parts = tuple(pointer[1:].split("/"))
+        if parts[0] != "nodePools" and path[: len(parts)] == parts:
+            return since
+    return None
+
+
+def record_gated_reads(seen: set[str], paths: set[Path]) -> None:
+    """A build that read where :func:`renderer.releasegate.prune` may have taken a key away read
+    the release too: which keys it found there depends on it."""
+    own = paths.direct if isinstance(paths, Recorded) else paths  # the builder's own reads (not the pools')
+    if RELEASE not in own and not GATED_READS.isdisjoint(own):
+        seen.add(RELEASE[0])
+        paths.add(RELEASE)
 
 
 def build_time_keys(values: dict[str, Any]) -> set[Path]:
@@ -53,7 +84,7 @@ def build_time_keys(values: dict[str, Any]) -> set[Path]:
     :data:`RESOLVED_INTO_POOLS` when the chart values have pools, and each pool's own settings of
     :data:`FACT_INPUTS` that it sets."""
     names = pool_names(values)
-    out = {RELEASE, *RESOLVED_INTO_POOLS} if names else {RELEASE}
+    out = set(RESOLVED_INTO_POOLS) if names else set()
     for name in names:
         out |= {("driver", "pools", name, *key) for key in FACT_INPUTS if get(values, ("driver", "pools", name, *key)) is not None}
     return out
@@ -204,7 +235,9 @@ def chart_values(model: Model) -> dict[str, Any]:
     from renderer.components.driver import upgrade_budget
     from renderer.driverimage import pool_facts
 
-    values: dict[str, Any] = dict(model.values)
+    # every key whatever the release (the model's prune again takes away what it does not keep),
+    # but the pools as their release resolved them
+    values: dict[str, Any] = {**(model.unpruned or model.values), "nodePools": model.values.get("nodePools") or []}
     for key in NOT_CHART_VALUES:
         values.pop(key, None)
     driver = values["driver"] = dict(values.get("driver") or {})
@@ -584,7 +617,7 @@ def model_of(values: dict[str, Any], cluster: str, seen: set[str] | None = None,
         node_pools.append({**pool, "driver": {k: v for k, v in settings.items() if k != NODE}})
         facts.append(settings.get(NODE))
     out["nodePools"] = node_pools
-    out = prune(out)  # as resolve does: what the imitated release's CRDs keep
+    out = prune(out, pools=False)  # as resolve does: what the imitated release's CRDs keep (the pools' copies are resolved)
     node_pools = out["nodePools"]
     if seen is not None:
         out = Reads(out, seen) if paths is None else DeepReads(out, seen, paths)

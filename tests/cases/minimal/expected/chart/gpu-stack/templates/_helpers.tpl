@@ -337,7 +337,11 @@ volumes:
       type: DirectoryOrCreate
   - name: pod-gpu-resources
     hostPath:
+      {{- if ne .Values.cluster.operatorRelease "v26.7" }}
+      path: /var/lib/kubelet/pod-resources
+      {{- else }}
       path: "{{ .Values.hostPaths.kubeletRootDir }}/pod-resources"
+      {{- end }}
 {{- end -}}
 
 {{- define "gpu-stack.endpoints" -}}
@@ -345,7 +349,9 @@ endpoints:
   - port: gpu-metrics
     path: /metrics
     interval: {{ .Values.dcgmExporter.serviceMonitor.interval | quote }}
+    {{- if eq .Values.cluster.operatorRelease "v26.7" }}
     scrapeTimeout: {{ .Values.dcgmExporter.serviceMonitor.scrapeTimeout | quote }}
+    {{- end }}
     honorLabels: {{ .Values.dcgmExporter.serviceMonitor.honorLabels }}
     {{- with .Values.dcgmExporter.serviceMonitor.relabelings }}
     relabelings:
