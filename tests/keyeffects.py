@@ -156,6 +156,14 @@ CONTEXT: dict[tuple[str, ...], dict[str, Any]] = {
     ("validator", "vgpuManager"): {"sandboxWorkloads": {"enabled": True}},
     ("validator", "vgpuDevices"): {"sandboxWorkloads": {"enabled": True}},
     ("ccManager",): {"sandboxWorkloads": {"enabled": True, "mode": "kata"}},
+    # a ConfigMap's keys are mounted one by one once the ConfigMap is named
+    ("driver", "repoConfig", "keys"): {"driver": {"repoConfig": {"configMapName": "repo"}}},
+    ("driver", "certConfig", "keys"): {"driver": {"certConfig": {"name": "certs"}}},
+    ("driver", "kernelModuleConfig", "keys"): {"driver": {"kernelModuleConfig": {"name": "kmod"}}},
+    ("nodePools", "*", "driver", "repoConfig", "keys"): {"nodePools": [{**BASE["nodePools"][0], "driver": {"repoConfig": {"configMapName": "repo"}}}]},
+    ("nodePools", "*", "driver", "certConfig", "keys"): {"nodePools": [{**BASE["nodePools"][0], "driver": {"certConfig": {"name": "certs"}}}]},
+    ("nodePools", "*", "driver", "kernelModuleConfig", "keys"): {"nodePools": [{**BASE["nodePools"][0], "driver": {"kernelModuleConfig": {"name": "kmod"}}}]},
+    ("vgpuManager", "kernelModuleConfig", "keys"): {"vgpuManager": {"kernelModuleConfig": {"name": "kmod"}}},
     ("dcgmExporter", "config"): {"dcgmExporter": {"config": {"create": True, "name": "metrics", "data": "DCGM_FI_DEV_GPU_UTIL, gauge, util\n"}}},
 }
 """Extra settings under which a key can have an effect (its component or feature on)."""
