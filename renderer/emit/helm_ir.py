@@ -2418,11 +2418,13 @@ def _together_first(cases: list[tuple[Cond, Any]], base_node: Any, together: dic
     """The cases of a group varied alone with its pairs all set in ``together``
     (:meth:`Analysis._alone_combos`; as they are without): ``(a and b) or (a and b and c and d)``
     is ``a and b``; the pairs all set asked before each pair alone, what leaves the part out
-    first, the base ("else") last."""
+    first, the base ("else") last, and so the ``else`` :func:`_nothing_last` made (an
+    always-true condition: asked first, it would hide every other case)."""
     if not together:
         return cases
     cases = [(tuple(c for c in cond if not any(set(o) < set(c) for o in cond)), node) for cond, node in cases]
-    last = cases[-1:] if cases[-1][1] == base_node or (cases[-1][1] is MISSING and base_node is MISSING) else []
+    tail = cases[-1]
+    last = [tail] if tail[1] == base_node or (tail[1] is MISSING and base_node is MISSING) or tail[0] == ((),) else []
     rest = cases[: len(cases) - len(last)]
     return sorted(rest, key=lambda c: (c[1] is not MISSING, -min(len(conj) for conj in c[0]))) + last
 
