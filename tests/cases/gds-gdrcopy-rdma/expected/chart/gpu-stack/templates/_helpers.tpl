@@ -429,8 +429,10 @@ env:
   command:
     - bash
     - -xc
+  {{- with $.section.args }}
   args:
-    - "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done; exec {{ $.args }} install"
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
   securityContext:
     privileged: true
     seLinuxOptions:
@@ -472,8 +474,10 @@ env:
   command:
     - bash
     - -xc
+  {{- with $.section.args }}
   args:
-    - "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done; exec {{ $.args }} install"
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
   securityContext:
     privileged: true
     seLinuxOptions:
@@ -514,8 +518,10 @@ env:
   command:
     - bash
     - -xc
+  {{- with $.section.args }}
   args:
-    - "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done; exec {{ $.args }} install"
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
   securityContext:
     privileged: true
     seLinuxOptions:
@@ -556,8 +562,10 @@ env:
   command:
     - bash
     - -xc
+  {{- with $.section.args }}
   args:
-    - "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done; exec {{ $.args }} install"
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
   securityContext:
     privileged: true
     seLinuxOptions:
@@ -600,8 +608,10 @@ env:
   command:
     - bash
     - -xc
+  {{- with $.section.args }}
   args:
-    - "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done; exec {{ $.args }} install"
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
   securityContext:
     privileged: true
     seLinuxOptions:
