@@ -447,6 +447,21 @@ nodePools:
       repoConfig: {configMapName: apt-repos}
 gitops: {destination: {name: gds-repo}}
 """,
+    "gds-args": """\
+# in a fleet with the GDS and GDRCopy sidecars on, sidecars with args of their own (in place of
+# the script they run without) and another pull policy, one of them a pool's own section
+gds: {args: ["sleep infinity"], imagePullPolicy: Always}
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+  - name: rhel94
+    os: {id: rhel, version: "9.4"}
+    kernel: 5.14.0-427.37.1.el9_4.x86_64
+    driver:
+      gdrcopy: {args: ["echo gdrcopy; sleep infinity"], imagePullPolicy: Never}
+gitops: {destination: {name: gds-args}}
+""",
 }
 
 
@@ -497,6 +512,7 @@ def test_clusters_of_other_shapes_are_reproduced(helm: str, tmp_path: Path) -> N
         assert not {v["name"] for v in pod["volumes"]} & {"repo-config", "cert-config"}, name  # no directory: nothing mounted
     chart, p = _fleet_of(tmp_path / "gds", GDS_SHAPES, CASES / "gds-gdrcopy-rdma" / "values.yaml")
     _reproduced(helm, chart, p, sorted(GDS_SHAPES))
+    assert "{{- range $name, $pool := .Values.driver.pools }}" in (chart / "templates" / "driver.yaml").read_text()  # one body, not a copy per pool
     chart, p = _fleet_of(tmp_path / "dra-mixed", DRA_SHAPES, CASES / "dra-mixed" / "values.yaml")
     _reproduced(helm, chart, p, sorted(DRA_SHAPES))
     two = normalise(static_objects(p.clusters["dra-two"]))
@@ -773,6 +789,61 @@ nodePools:
 gitops: {destination: {name: pool-gds-off}}
 """,
 }
+
+
+SIDECARS = {
+    "sidecar-args": """\
+# GDS and GDRCopy turned on with args of their own and another pull policy (in a fleet with them off)
+gds: {enabled: true, args: ["sleep infinity"], imagePullPolicy: Always}
+gdrcopy: {enabled: true, imagePullPolicy: Never}
+gitops: {destination: {name: sidecar-args}}
+""",
+    "pool-sidecar-args": """\
+# pools turning GDS / GDRCopy on with their own args and pull policy (in a fleet with them off)
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+    gpuProduct: NVIDIA-H100-80GB-HBM3
+    driver:
+      gds: {enabled: true, imagePullPolicy: Always}
+  - name: rhel94
+    os: {id: rhel, version: "9.4"}
+    kernel: 5.14.0-427.37.1.el9_4.x86_64
+    gpuProduct: NVIDIA-A100-SXM4-80GB
+    driver:
+      gdrcopy: {enabled: true, imagePullPolicy: Never, args: ["echo gdrcopy; sleep infinity"]}
+gitops: {destination: {name: pool-sidecar-args}}
+""",
+}
+
+
+def test_sidecar_args_and_pull_policy_are_reproduced(helm: str, tmp_path: Path) -> None:
+    """The GDS / GDRCopy sidecars' ``args`` and ``imagePullPolicy``, in a fleet with them off:
+    the chart values carry the sidecar's own script where the policy sets no args (printed as
+    they are, ``{{- with $.section.args }}``), and the pull policy, an enum the base never reads,
+    is found beside its switch (``imagePullPolicy: {{ $.section.imagePullPolicy | quote }}``), so
+    clusters that set their own, fleet-wide or in a pool's section, get a values file. An
+    emptied list, which would print no args where gpu-render writes the script, is refused."""
+    chart, p = _fleet_of(tmp_path / "off", SIDECARS)
+    helpers = (chart / "templates" / "_helpers.tpl").read_text()
+    assert "imagePullPolicy: {{ $.section.imagePullPolicy | quote }}" in helpers
+    assert "{{- with $.section.args }}" in helpers
+    _reproduced(helm, chart, p, sorted(SIDECARS))
+    sidecars = {
+        (k[3], c["name"]): c
+        for k, o in normalise(static_objects(p.clusters["pool-sidecar-args"])).items()
+        if k[1] == "DaemonSet"
+        for c in o["spec"]["template"]["spec"]["containers"]
+    }
+    fs = sidecars[("nvidia-driver-daemonset-ubuntu2204", "nvidia-fs-ctr")]
+    assert fs["imagePullPolicy"] == "Always" and fs["args"][0].endswith("exec nvidia-gds-driver install")  # its own script
+    gdr = sidecars[("nvidia-driver-daemonset-rhel94", "nvidia-gdrcopy-ctr")]
+    assert (gdr["imagePullPolicy"], gdr["args"]) == ("Never", ["echo gdrcopy; sleep infinity"])
+    err = _refused(helm, chart, "--set", "gds.enabled=true", "--set", "gds.args=null")
+    assert "gds.args is empty: where the policy sets none, the chart values carry the sidecar's own script" in err, err
+    err = _refused(helm, chart, "--set-json", "driver.pools.rhel94.gdrcopy.args=[]")
+    assert "driver.pools.rhel94.gdrcopy.args is empty" in err, err
 
 
 def test_pools_with_their_own_gds_sections_are_reproduced(helm: str, tmp_path: Path) -> None:
@@ -1080,6 +1151,12 @@ KNOBS = [
     Knob("gds.enabled", ("--set", "gds.enabled=true"), _set("gds.enabled", True)),
     Knob("gds+gdrcopy", ("--set", "gds.enabled=true", "--set", "gdrcopy.enabled=true"), _both(_set("gds.enabled", True), _set("gdrcopy.enabled", True))),
     Knob("devicePlugin.args", ("--set-json", 'devicePlugin.args=["--fail-on-init-error=false"]'), _set("devicePlugin.args", ["--fail-on-init-error=false"])),
+    # the sidecar's args in place of its script, and its pull policy (an enum the base never reads)
+    Knob(
+        "gds.args",
+        ("--set", "gds.enabled=true", "--set-json", 'gds.args=["sleep infinity"]', "--set", "gds.imagePullPolicy=Always"),
+        _both(_set("gds.enabled", True), _set("gds.args", ["sleep infinity"]), _set("gds.imagePullPolicy", "Always")),
+    ),
     Knob("pool drain", ("--set", "driver.pools.rhel94.upgradePolicy.drain.enable=true"), _pool_setting(1, ("upgradePolicy", "drain", "enable"), True)),
     # a boolean asked beside the pool fact node.upgradeHeld (OnDelete, no rollingUpdate, no minReadySeconds)
     Knob("pool autoUpgrade", ("--set", "driver.pools.rhel94.upgradePolicy.autoUpgrade=false"), _pool_setting(1, ("upgradePolicy", "autoUpgrade"), False)),
@@ -1392,16 +1469,17 @@ def test_a_placeholder_printed_into_a_template_fails_the_build(monkeypatch: pyte
 
 
 def test_a_knob_the_chart_cannot_vary_is_marked_build_time() -> None:
-    """A key whose placeholder breaks a switched-on variant (the GDS sidecar turns an empty
-    `gds.args` into its own script, so a placeholder list there is text) is put back to its real
-    value: `--set` of it cannot reach the templates, so the chart's README and values.yaml say
-    "(build-time)" for it, while the switch (`gds.enabled`) stays settable (the knob matrix sets it)."""
+    """A key the templates do not read (a pool's ConfigMap keys and upgrade budget, read through
+    pool facts) is "(build-time)" in the chart's README and values.yaml, while the switches and
+    the keys they print stay settable: `gds.args` among them, since the chart values carry the
+    sidecar's own script where the policy sets none (the knob matrix sets it)."""
     files = render(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
     readme = files[f"{CHART}/README.md"]
-    for key in ("gds.args", "gdrcopy.args", "driver.pools.rhel94.repoConfig.keys", "driver.pools.rhel94.upgradePolicy.maxParallelUpgrades"):
+    for key in ("driver.pools.rhel94.repoConfig.keys", "driver.pools.rhel94.upgradePolicy.maxParallelUpgrades"):
         row = next(line for line in readme.splitlines() if line.startswith(f"| `{key}` |"))
         assert row.endswith("(build-time) |"), row
-    for key in ("devicePlugin.enabled", "gds.enabled", "gdrcopy.enabled", "devicePlugin.args", "driver.pools.rhel94.repoConfig.configMapName"):
+    keys = ("devicePlugin.enabled", "gds.enabled", "gdrcopy.enabled", "gds.args", "gdrcopy.args", "gds.imagePullPolicy", "devicePlugin.args")
+    for key in (*keys, "driver.pools.rhel94.repoConfig.configMapName"):
         row = next(line for line in readme.splitlines() if line.startswith(f"| `{key}` |"))
         assert not row.endswith("(build-time) |"), row
 

@@ -312,15 +312,28 @@ def _manager_container(model: Model, driver: dict[str, Any]) -> Obj:
     return ctr
 
 
-def _module_sidecar(name: str, image: str, section: dict[str, Any], install: str, module: str, pool: Pool) -> Obj:
-    """A kernel-module sidecar (nvidia-fs, gdrdrv) that builds once the driver root is up."""
+SIDECAR_INSTALL = {"gds": "nvidia-gds-driver", "gdrcopy": "nvidia-gdrcopy-driver"}
+"""The install command of each kernel-module sidecar (by values section)."""
+
+
+def sidecar_script(key: str) -> list[str]:
+    """The ``args`` a kernel-module sidecar (``gds``, ``gdrcopy``) runs when its section sets
+    none: wait for the driver root, then install the module. The chart values carry it in
+    place of an empty ``args`` (:func:`renderer.emit.helm_values.chart_values`)."""
     wait = "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done"
+    return [f"{wait}; exec {SIDECAR_INSTALL[key]} install"]
+
+
+def _module_sidecar(name: str, image: str, section: dict[str, Any], key: str, module: str, pool: Pool) -> Obj:
+    """A kernel-module sidecar (nvidia-fs, gdrdrv) that builds once the driver root is up."""
     ctr: Obj = {
         "name": name,
         "image": image,
         "imagePullPolicy": section.get("imagePullPolicy", pool.driver.get("imagePullPolicy", "IfNotPresent")),
         "command": ["bash", "-xc"],
-        "args": [f"{wait}; exec {install} install"],
+        # the section's own list as it is (strings, the schema), as the device plugin's: a copy
+        # keeps the chart's placeholder whole, where `str()` of each item made it text
+        "args": list(section.get("args") or sidecar_script(key)),
         "securityContext": {"privileged": True, "seLinuxOptions": {"level": "s0"}},
         "volumeMounts": [
             c.mount("run-nvidia", "/run/nvidia", propagation="HostToContainer"),
@@ -339,8 +352,6 @@ def _module_sidecar(name: str, image: str, section: dict[str, Any], install: str
     }
     if section.get("env"):
         ctr["env"] = c.env_list(extra=section["env"])
-    if section.get("args"):
-        ctr["args"] = [str(a) for a in section["args"]]
     _secret_env(ctr, pool.driver)
     _resources(ctr, pool.driver)
     return ctr
@@ -414,9 +425,9 @@ def pod_spec(model: Model, pool: Pool) -> Obj:
     if _sub(pool.driver, "rdma").get("enabled") and pool.driver_type != VGPU_HOST:
         containers.append(_peermem_sidecar(pool))
     if extra_enabled(model, pool, "gds"):
-        containers.append(_module_sidecar("nvidia-fs-ctr", pool_image(pool, "gds"), extra(model, pool, "gds"), "nvidia-gds-driver", "nvidia_fs", pool))
+        containers.append(_module_sidecar("nvidia-fs-ctr", pool_image(pool, "gds"), extra(model, pool, "gds"), "gds", "nvidia_fs", pool))
     if extra_enabled(model, pool, "gdrcopy"):
-        containers.append(_module_sidecar("nvidia-gdrcopy-ctr", pool_image(pool, "gdrcopy"), extra(model, pool, "gdrcopy"), "nvidia-gdrcopy-driver", "gdrdrv", pool))
+        containers.append(_module_sidecar("nvidia-gdrcopy-ctr", pool_image(pool, "gdrcopy"), extra(model, pool, "gdrcopy"), "gdrcopy", "gdrdrv", pool))
     operand = "vgpu-manager" if pool.driver_type == VGPU_HOST else "driver"
     pod: Obj = {
         "serviceAccountName": NAME,

@@ -1296,7 +1296,8 @@ class Analysis:
                     self.masked = {(): base}
                 self._vary(comp, knob, alts, values, base_values, base, gate_atoms, refs, touched, on_values, knob_of)
         self._pair_nameless(comp, base_values, base, touched, on_values, knob_of)
-        self._pair_siblings(comp, structural, values, base_values, touched, on_values, knob_of)
+        expects: dict[TPath, Any] = {}  # where a reference goes, when the base has no such field
+        self._pair_siblings(comp, structural, values, base_values, touched, on_values, knob_of, refs, expects)
         self._pair_empty(comp, values, base_values, base, sent, touched, on_values, knob_of)
         for cond in gate_atoms:
             gate = list(_and(tuple(gate) or ((),), cond))
@@ -1309,7 +1310,7 @@ class Analysis:
             settings = on_values if own is group else {**on_values, RELEASE: every}
             self._apply_group(comp, group, touched, settings, knob_of, base_values, base, objects, own)
         for tpath, (kpath,) in refs.items():  # also inside the variants just made (a boolean unquoted)
-            expect = tget(base, tpath)
+            expect = expects[tpath] if tpath in expects else tget(base, tpath)
             text = knob_of[kpath].kind == "bool" and isinstance(expect, str)
             _put_ref(objects, tpath, Ref(kpath, knob_of[kpath].kind != "bool" or text, text), expect)
         for oid, kpaths in self.presence.items():
@@ -1331,12 +1332,18 @@ class Analysis:
         touched: dict[Path, list[TPath]],
         on_values: dict[Path, list[tuple[Any, Any]]],
         knob_of: dict[Path, Knob],
+        refs: dict[TPath, list[Path]],
+        expects: dict[TPath, Any],
     ) -> None:
         """A switch that changes nothing alone may matter once a sibling switch is on (the driver
         manager's ``DRAIN_USE_FORCE`` reads ``drain.force`` only with ``drain.enable``): each
         boolean knob that touched nothing is tried with each touched boolean sibling flipped, and
-        where that changes the objects both are varied together."""
-        for b in [k for k in structural if k.path not in touched and k.kind == "bool"]:
+        where that changes the objects both are varied together. So is an enum the base build
+        never read (the GDS sidecar's ``gds.imagePullPolicy``, read only with ``gds.enabled``):
+        where its value itself is the field that changes, for every other value, the field is a
+        reference (``refs``, put where the sibling's variant holds ``expects``), as :meth:`_vary`
+        makes it for an enum the base reads."""
+        for b in [k for k in structural if k.path not in touched and (k.kind == "bool" or (k.kind == "enum" and not self._base_read(k)))]:
             current = self._current(b, values)
             # a value that switches the component off (its gate) is not tried: the chart renders
             # nothing of it with that value, whatever the sibling says
@@ -1346,6 +1353,10 @@ class Analysis:
             for a in [p for p in list(touched) if p[:-1] == b.path[:-1] and p != b.path and knob_of[p].kind == "bool" and p not in self.presence_on]:
                 for _, sa in on_values[a][1:]:
                     alone = self.masked_tree(comp, base_values, [(knob_of[a], sa)])
+                    if b.kind == "enum" and alone and self._sibling_refs(comp, b, current, flips, knob_of[a], sa, alone, base_values, refs, expects):
+                        knob_of[b.path] = b
+                        on_values.setdefault(b.path, [(current, self._setting(b, current, values))])
+                        continue
                     for vb in flips:
                         both = self.masked_tree(comp, base_values, [(knob_of[a], sa), (b, vb)])
                         found = [] if not alone or not both or set(alone) != set(both) else diff(alone, both)
@@ -1356,6 +1367,36 @@ class Analysis:
                                 on.append((vb, vb))
                             touched[b.path] = [*touched.get(b.path, []), *found]
                             touched[a] = [*touched[a], *found]
+
+    def _sibling_refs(
+        self,
+        comp: Component,
+        b: Knob,
+        current: Any,
+        flips: list[Any],
+        a: Knob,
+        sa: Any,
+        alone: dict[str, Obj],
+        base_values: dict[str, Any],
+        refs: dict[TPath, list[Path]],
+        expects: dict[TPath, Any],
+    ) -> bool:
+        """Is enum ``b``, with sibling ``a`` set to ``sa``, printed as it is where it changes the
+        objects, for each of its other values ``flips``? Then those fields are its references."""
+        like: set[TPath] | None = None
+        for vb in flips:
+            both = self.masked_tree(comp, base_values, [(a, sa), (b, vb)])
+            if not both or set(alone) != set(both):
+                return False
+            found = diff(alone, both)
+            here = {p for p in found if _same(tget(alone, p), current) and _same(tget(both, p), vb)}
+            if not found or here != set(found) or (like is not None and here != like):
+                return False
+            like = here
+        for tp in sorted(like or (), key=repr):
+            refs.setdefault(tp, []).append(b.path)
+            expects[tp] = current
+        return bool(like)
 
     def _pair_empty(
         self,
@@ -2527,11 +2568,13 @@ def _together_first(cases: list[tuple[Cond, Any]], base_node: Any, together: dic
     """The cases of a group varied alone with its pairs all set in ``together``
     (:meth:`Analysis._alone_combos`; as they are without): ``(a and b) or (a and b and c and d)``
     is ``a and b``; the pairs all set asked before each pair alone, what leaves the part out
-    first, the base ("else") last."""
+    first, the base ("else") last, and so the ``else`` :func:`_nothing_last` made (an
+    always-true condition: asked first, it would hide every other case)."""
     if not together:
         return cases
     cases = [(tuple(c for c in cond if not any(set(o) < set(c) for o in cond)), node) for cond, node in cases]
-    last = cases[-1:] if cases[-1][1] == base_node or (cases[-1][1] is MISSING and base_node is MISSING) else []
+    tail = cases[-1]
+    last = [tail] if tail[1] == base_node or (tail[1] is MISSING and base_node is MISSING) or tail[0] == ((),) else []
     rest = cases[: len(cases) - len(last)]
     return sorted(rest, key=lambda c: (c[1] is not MISSING, -min(len(conj) for conj in c[0]))) + last
 

@@ -192,6 +192,15 @@ $pool.gds) | fromYaml``), and so does ``helm_eval``; the range body is read with
 pool's own sections left out, so that it reads the fleet's."""
 
 
+SCRIPTED_ARGS = ("gds", "gdrcopy")
+"""Sections whose sidecar runs a script of its own when ``args`` is empty (the GDS and GDRCopy
+kernel-module sidecars: wait for the driver, install the module). The chart values carry that
+script in place of an empty list (the fleet's, and a pool's own empty one), so the template
+prints ``args`` as it is (``toYaml``) and the key is a settable knob: ``--set gds.args`` reaches
+the sidecar. An empty list (``--set gds.args=null``) would print no ``args`` where gpu-render
+writes the script: ``NOTES.txt`` refuses it."""
+
+
 NUMBERS: tuple[Path, ...] = (("daemonsets", "rollingUpdate", "maxUnavailable"),)
 """Keys of a number or a percentage (``intOrPercent``) that the builders parse: a number written
 as text (``"1"``, the default) becomes the number it stands for. The chart values carry it so
@@ -232,7 +241,7 @@ def chart_values(model: Model) -> dict[str, Any]:
     """The chart values of ``model``: new maps down to ``driver.pools.<pool>``, the rest shared
     with the model (every cluster's values are read, never changed; copy before changing)."""
     from renderer.components.container_toolkit import pool_groups, pool_paths
-    from renderer.components.driver import upgrade_budget
+    from renderer.components.driver import sidecar_script, upgrade_budget
     from renderer.driverimage import pool_facts
 
     # every key whatever the release (the model's prune again takes away what it does not keep),
@@ -247,6 +256,10 @@ def chart_values(model: Model) -> dict[str, Any]:
     for pool in model.pools:
         settings = {**POOL_ONLY, **pool.driver, "driverType": pool.driver_type}
         settings.pop("pools", None)
+        for key in SCRIPTED_ARGS:  # a pool's own empty args: the script, over the fleet's list
+            own = settings.get(key)
+            if isinstance(own, dict) and "args" in own and not own["args"]:
+                settings[key] = {**own, "args": sidecar_script(key)}
         leader, name, terms = toolkit[pool.name]
         grouping = {"toolkitLeader": leader, "toolkitDaemonSet": name, "toolkitTerms": [dict(t) for t in terms]}
         amount = upgrade_budget(settings.get("upgradePolicy") or {})
@@ -254,6 +267,10 @@ def chart_values(model: Model) -> dict[str, Any]:
         settings[NODE] = {**pool_facts(model.values, pool), **grouping, **pool_paths(model, pool), **budget}
         pools[pool.name] = settings
     driver["pools"] = pools
+    for key in SCRIPTED_ARGS:
+        section = values.get(key)
+        if isinstance(section, dict) and not section.get("args"):
+            values[key] = {**section, "args": sidecar_script(key)}
     values["draDriver"] = {DRA_ON: model.dra, **(values.get("draDriver") or {})}
     _numbers(values)
     return values

@@ -431,12 +431,14 @@ env:
 {{- $pool := .pool -}}
 - name: {{ .name | quote }}
   image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
-  imagePullPolicy: IfNotPresent
+  imagePullPolicy: {{ $.section.imagePullPolicy | quote }}
   command:
     - bash
     - -xc
+  {{- with $.section.args }}
   args:
-    - "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done; exec {{ $.args }} install"
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
   securityContext:
     privileged: true
     seLinuxOptions:
