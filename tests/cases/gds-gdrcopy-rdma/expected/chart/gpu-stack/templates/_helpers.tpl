@@ -109,6 +109,13 @@ updateStrategy:
 {{- end }}
 {{- end -}}
 
+{{- define "gpu-stack.nv-firmware" -}}
+- name: nv-firmware
+  hostPath:
+    path: "{{ .Values.hostPaths.driverInstallDir }}/lib/firmware"
+    type: DirectoryOrCreate
+{{- end -}}
+
 {{- define "gpu-stack.driver-validation" -}}
 - name: driver-validation
   image: "{{ .Values.validator.repository }}/{{ .Values.validator.image }}:{{ .Values.validator.version }}"
@@ -418,6 +425,235 @@ env:
       mountPath: /config
   securityContext:
     privileged: true
+{{- end -}}
+
+{{- define "gpu-stack.driver-nvidia-ctr" -}}
+{{- $pool := .pool -}}
+- name: {{ .name | quote }}
+  image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
+  imagePullPolicy: {{ $.section.imagePullPolicy | quote }}
+  command:
+    - bash
+    - -xc
+  args:
+    - "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done; exec {{ $.args }} install"
+  securityContext:
+    privileged: true
+    seLinuxOptions:
+      level: s0
+  volumeMounts:
+    - name: run-nvidia
+      mountPath: /run/nvidia
+      mountPropagation: HostToContainer
+    - name: var-log
+      mountPath: /var/log
+    - name: dev-log
+      mountPath: /dev/log
+      readOnly: true
+    {{- with $pool.node.repoMounts }}{{ toYaml . | nindent 4 }}{{ end }}
+    {{- with $pool.node.certMounts }}{{ toYaml . | nindent 4 }}{{ end }}
+  startupProbe:
+    exec:
+      command:
+        - sh
+        - -c
+        - "lsmod | grep {{ $.command }}"
+    initialDelaySeconds: 10
+    periodSeconds: 10
+    timeoutSeconds: 10
+    failureThreshold: 120
+    successThreshold: 1
+  {{- with $.section.env }}
+  env:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
+{{- end -}}
+
+{{- define "gpu-stack.driver-nvidia-ctr-2" -}}
+{{- $pool := .pool -}}
+- name: {{ .name | quote }}
+  image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
+  imagePullPolicy: {{ $.section.imagePullPolicy | quote }}
+  command:
+    - bash
+    - -xc
+  args:
+    - "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done; exec {{ $.args }} install"
+  securityContext:
+    privileged: true
+    seLinuxOptions:
+      level: s0
+  volumeMounts:
+    - name: run-nvidia
+      mountPath: /run/nvidia
+      mountPropagation: HostToContainer
+    - name: var-log
+      mountPath: /var/log
+    - name: dev-log
+      mountPath: /dev/log
+      readOnly: true
+    {{- with $pool.node.repoMounts }}{{ toYaml . | nindent 4 }}{{ end }}
+  startupProbe:
+    exec:
+      command:
+        - sh
+        - -c
+        - "lsmod | grep {{ $.command }}"
+    initialDelaySeconds: 10
+    periodSeconds: 10
+    timeoutSeconds: 10
+    failureThreshold: 120
+    successThreshold: 1
+  {{- with $.section.env }}
+  env:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
+{{- end -}}
+
+{{- define "gpu-stack.driver-nvidia-ctr-3" -}}
+{{- $pool := .pool -}}
+- name: {{ .name | quote }}
+  image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
+  imagePullPolicy: {{ $.section.imagePullPolicy | quote }}
+  command:
+    - bash
+    - -xc
+  args:
+    - "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done; exec {{ $.args }} install"
+  securityContext:
+    privileged: true
+    seLinuxOptions:
+      level: s0
+  volumeMounts:
+    - name: run-nvidia
+      mountPath: /run/nvidia
+      mountPropagation: HostToContainer
+    - name: var-log
+      mountPath: /var/log
+    - name: dev-log
+      mountPath: /dev/log
+      readOnly: true
+    {{- with $pool.node.certMounts }}{{ toYaml . | nindent 4 }}{{ end }}
+  startupProbe:
+    exec:
+      command:
+        - sh
+        - -c
+        - "lsmod | grep {{ $.command }}"
+    initialDelaySeconds: 10
+    periodSeconds: 10
+    timeoutSeconds: 10
+    failureThreshold: 120
+    successThreshold: 1
+  {{- with $.section.env }}
+  env:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
+{{- end -}}
+
+{{- define "gpu-stack.driver-nvidia-ctr-4" -}}
+{{- $pool := .pool -}}
+- name: {{ .name | quote }}
+  image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
+  imagePullPolicy: {{ $.section.imagePullPolicy | quote }}
+  command:
+    - bash
+    - -xc
+  args:
+    - "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done; exec {{ $.args }} install"
+  securityContext:
+    privileged: true
+    seLinuxOptions:
+      level: s0
+  volumeMounts:
+    - name: run-nvidia
+      mountPath: /run/nvidia
+      mountPropagation: HostToContainer
+    - name: var-log
+      mountPath: /var/log
+    - name: dev-log
+      mountPath: /dev/log
+      readOnly: true
+  startupProbe:
+    exec:
+      command:
+        - sh
+        - -c
+        - "lsmod | grep {{ $.command }}"
+    initialDelaySeconds: 10
+    periodSeconds: 10
+    timeoutSeconds: 10
+    failureThreshold: 120
+    successThreshold: 1
+  {{- with $.section.env }}
+  env:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  envFrom:
+    - secretRef:
+        name: {{ $pool.secretEnv | quote }}
+  {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
+{{- end -}}
+
+{{- define "gpu-stack.driver-nvidia-ctr-5" -}}
+{{- $pool := .pool -}}
+- name: {{ .name | quote }}
+  image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
+  imagePullPolicy: {{ $.section.imagePullPolicy | quote }}
+  command:
+    - bash
+    - -xc
+  args:
+    - "until [ -d /run/nvidia/driver/usr/src ] && lsmod | grep nvidia; do echo  Waiting for nvidia-driver to be installed...; sleep 10; done; exec {{ $.args }} install"
+  securityContext:
+    privileged: true
+    seLinuxOptions:
+      level: s0
+  volumeMounts:
+    - name: run-nvidia
+      mountPath: /run/nvidia
+      mountPropagation: HostToContainer
+    - name: var-log
+      mountPath: /var/log
+    - name: dev-log
+      mountPath: /dev/log
+      readOnly: true
+  startupProbe:
+    exec:
+      command:
+        - sh
+        - -c
+        - "lsmod | grep {{ $.command }}"
+    initialDelaySeconds: 10
+    periodSeconds: 10
+    timeoutSeconds: 10
+    failureThreshold: 120
+    successThreshold: 1
+  {{- with $.section.env }}
+  env:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
+{{- end -}}
+
+{{- define "gpu-stack.driver-labels" -}}
+{{- $pool := .pool -}}
+{{- $metadataName := .metadataName -}}
+labels:
+  app: {{ $metadataName | quote }}
+  app.kubernetes.io/name: {{ $metadataName | quote }}
+  app.kubernetes.io/part-of: gpu-stack
+  app.kubernetes.io/component: {{ if eq $pool.driverType "vgpu-host-manager" }}nvidia-vgpu-host-manager{{ else }}nvidia-driver{{ end }}
+  app.kubernetes.io/managed-by: gpu-render
+  nvidia.com/node.os-version: {{ $pool.node.osTag | quote }}
+  nvidia.com/precompiled: {{ $pool.usePrecompiled | quote }}
+  {{- if $pool.usePrecompiled }}
+  nvidia.com/precompiled.kernel-version: {{ $pool.node.kernelName | quote }}
+  {{- end }}
+  {{- with include "gpu-stack.merged" (list $pool.labels $.Values.daemonsets.labels) }}{{ . | nindent 2 }}{{ end }}
 {{- end -}}
 
 {{- define "gpu-stack.vgpu-manager-labels" -}}
