@@ -25,6 +25,7 @@ from renderer.emit.helm_values import (
 from renderer.inputs import read_inputs
 from renderer.merge import deep_merge
 from renderer.pipeline import plan
+from renderer.schema import load_schema
 from tests.conftest import ROOT
 from tests.golden import CASES, case_names
 
@@ -225,3 +226,31 @@ def test_chart_values_keep_the_keys_a_release_prunes_and_the_model_prunes_them(t
     again = model_of(values, "fleet")
     assert "annotations" not in again.values["dcgmExporter"]
     assert "scrapeTimeout" not in again.values["dcgmExporter"]["serviceMonitor"]
+
+
+def test_nothing_as_the_else_stays_last_among_cases_with_pairs_set() -> None:
+    """Each knob varied alone, "nothing" (a field the base has and one value drops) is the
+    ``else`` and the base takes the negation of the other's condition (`_nothing_last`); the
+    pairs of a group all set (`_together_first`) must leave that ``else`` last, not sort it
+    first as a "what leaves the part out" case, where, always true, it would hide the field."""
+    gds = helm_ir.Atom(("gds", "enabled"), "is", False)
+    field = {"name": "GDS_ENABLED", "value": "true"}
+    cases = helm_ir._nothing_last([(((gds,),), helm_ir.MISSING), (((),), field)], True)
+    got = helm_ir._together_first(cases, {"DaemonSet/x": {}})
+    assert got == [(((helm_ir.Atom(("gds", "enabled"), "is", True),),), field), (((),), helm_ir.MISSING)]
+    # with the base as the else, a case that leaves the part out still comes first
+    repo = (helm_ir.Atom(("repo",), "is", True), helm_ir.Atom(("dir",), "is", True))
+    plain = [((repo,), {"with": "repo"}), (((gds,),), helm_ir.MISSING), (((),), field)]
+    assert helm_ir._together_first(plain, {"DaemonSet/x": {}}) == [plain[1], plain[0], plain[2]]
+
+
+def test_a_fleet_with_the_gds_sidecars_on_keeps_the_driver_in_the_range() -> None:
+    """gds-gdrcopy-rdma: the driver's sidecars make groups of knobs varied alone that hold the
+    repository and CA pairs; its template is one body in a range over the pools, not a copy
+    per fleet pool (the range's check against the fleet's own render fails otherwise)."""
+    folder = CASES / "gds-gdrcopy-rdma"
+    model = _base(folder / "values.yaml", folder / "overlays")
+    driver = next(c for c in COMPONENTS if c.name == "driver")
+    (tpl,) = helm_ir.analyse_all((driver,), copy.deepcopy(chart_values(model)), model.cluster, load_schema())
+    assert tpl.pool_key and tpl.pooled
+    assert not any(oid.endswith(("-ubuntu2204", "-rhel94")) for oid in tpl.objects)  # no copy per fleet pool

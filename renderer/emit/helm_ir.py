@@ -1800,7 +1800,7 @@ class Analysis:
             if len(cases) > 1:
                 if not alone:
                     cases = self._minimal_cases([knob_of[k] for k in group], built, cases, tpath, base_node, at)
-                cases = _together_first(cases, base_node, together_tree)
+                cases = _together_first(cases, together_tree)
                 tset(objects, tpath, Variant(cases), _ref(results, at, base, together_tree))
 
     def _alone_combos(self, group: list[Path], on_values: dict[Path, list[tuple[Any, Any]]]) -> tuple[list[tuple[tuple[Any, Any], ...]], tuple[Any, ...]]:
@@ -2564,17 +2564,18 @@ def _ref(results: list[tuple[Conj, dict[str, Obj]]], at: dict[int, Any], base: d
     return next((t for _, t in results if id(t) in at and at[id(t)] is not MISSING), base)
 
 
-def _together_first(cases: list[tuple[Cond, Any]], base_node: Any, together: dict[str, Obj] | None) -> list[tuple[Cond, Any]]:
+def _together_first(cases: list[tuple[Cond, Any]], together: dict[str, Obj] | None) -> list[tuple[Cond, Any]]:
     """The cases of a group varied alone with its pairs all set in ``together``
     (:meth:`Analysis._alone_combos`; as they are without): ``(a and b) or (a and b and c and d)``
     is ``a and b``; the pairs all set asked before each pair alone, what leaves the part out
-    first, the base ("else") last, and so the ``else`` :func:`_nothing_last` made (an
-    always-true condition: asked first, it would hide every other case)."""
+    first, the "else" last. The "else" is the case whose condition always holds: the base
+    build's, or "nothing" where :func:`_nothing_last` gave the base the negation of its
+    condition (so not told by the base's node: sorted among the others, "nothing" would come
+    first, always true, and hide every other case)."""
     if not together:
         return cases
     cases = [(tuple(c for c in cond if not any(set(o) < set(c) for o in cond)), node) for cond, node in cases]
-    tail = cases[-1]
-    last = [tail] if tail[1] == base_node or (tail[1] is MISSING and base_node is MISSING) or tail[0] == ((),) else []
+    last = cases[-1:] if () in cases[-1][0] else []
     rest = cases[: len(cases) - len(last)]
     return sorted(rest, key=lambda c: (c[1] is not MISSING, -min(len(conj) for conj in c[0]))) + last
 
