@@ -578,8 +578,9 @@ def diff(a: Any, b: Any, path: TPath = ()) -> list[TPath]:
     return [] if a == b else [path]
 
 
-def tset(root: Any, path: TPath, value: Any, ref: Any) -> None:
-    """Put ``value`` at ``path`` in ``root``; a new key/item goes after its predecessor in ``ref``."""
+def tset(root: Any, path: TPath, value: Any, ref: Any, order: list[list[str | None]] | None = None) -> None:
+    """Put ``value`` at ``path`` in ``root``; a new key/item goes after its predecessor in ``ref``
+    (``order``: the list's names in builds where knobs that add items to it are set together)."""
     parent = tget(root, path[:-1])
     ref_parent = tget(ref, path[:-1])
     elem = path[-1]
@@ -595,8 +596,9 @@ def tset(root: Any, path: TPath, value: Any, ref: Any) -> None:
         pos = _insert_pos(names, ref_names, elem[1])
         # past items another knob's variant added there (not in this variant): knobs varied
         # apart that both add an item after one predecessor (the GDS and GDRCopy sidecars, their
-        # env) keep the order the builder gives them, which is the order the knobs are applied
-        while pos < len(parent) and pos > 0 and isinstance(parent[pos], Variant) and names[pos] not in ref_names:
+        # env) keep the order the builder gives them: the order in a build with both set where
+        # there is one (``order``), else the order the knobs are applied
+        while pos < len(parent) and pos > 0 and isinstance(parent[pos], Variant) and names[pos] not in ref_names and _before(order, names[pos], elem[1]):
             pos += 1
         parent.insert(pos, value)
         return
@@ -611,6 +613,14 @@ def tset(root: Any, path: TPath, value: Any, ref: Any) -> None:
     items.insert(pos, (elem, value))
     parent.clear()
     parent.update(items)
+
+
+def _before(orders: list[list[str | None]] | None, one: str | None, other: str) -> bool:
+    """Does the item ``one`` go before ``other`` (True without one of ``orders`` that has both)?"""
+    for order in orders or ():
+        if one in order and other in order:
+            return order.index(one) < order.index(other)
+    return True
 
 
 def _insert_pos(existing: list[Any], ref: list[Any], name: Any) -> int:
@@ -705,6 +715,8 @@ class Analysis:
         self.added: set[str] = set()
         """Objects a structural value adds under their own name (the MPS Role of
         ``featureGates.MPSSupport``): :meth:`align` never takes them for a renamed base object."""
+        self.item_order: dict[TPath, list[list[str | None]]] = {}
+        """:meth:`_item_order` of the component being analysed."""
         self.pairs: list[tuple[Path, Path]] = []
         """Empty knobs of a pool body whose placeholders break the build together but not alone
         (a repository ConfigMap's name and the OS's directory for it): varied together
@@ -1297,7 +1309,9 @@ class Analysis:
             gate = list(_and(tuple(gate) or ((),), cond))
         _shared_refs(refs, touched, on_values)
         objects: dict[str, Any] = clone(base)  # JSON data and immutable Derived leaves
-        for group in _groups(touched):
+        groups = _groups(touched)
+        self.item_order = self._item_order(comp, groups, touched, on_values, knob_of, base_values, base)
+        for group in groups:
             self._apply_group(comp, group, touched, on_values, knob_of, base_values, base, objects)
         for tpath, (kpath,) in refs.items():  # also inside the variants just made (a boolean unquoted)
             expect = tget(base, tpath)
@@ -1312,6 +1326,48 @@ class Analysis:
         # that value: `--set` of it would not reach the template, so it is build-time, said so
         booleans = frozenset(p for p in touched if p in knob_of and knob_of[p].kind == "bool")
         return Template(comp.name, tuple(gate), converted, fixed | self.unbuilt, {k.path for k in good} | set(touched), booleans=booleans)
+
+    def _item_order(
+        self,
+        comp: Component,
+        groups: list[list[Path]],
+        touched: dict[Path, list[TPath]],
+        on_values: dict[Path, list[tuple[Any, Any]]],
+        knob_of: dict[Path, Knob],
+        base_values: dict[str, Any],
+        base: dict[str, Obj],
+    ) -> dict[TPath, list[list[str | None]]]:
+        """For each list that two knobs add new items to after one item of the base, its names in
+        one build with those knobs set (each to the value that adds its item): the builder's
+        order of the items, which :func:`tset` keeps (``DRIVER_INSTALL_DIR`` before ``HOST_ROOT`` in a
+        validator's env, where ``hostPaths.driverInstallDir`` and ``rootFS`` each add one)."""
+        adders: dict[tuple[TPath, str | None], dict[Path, Any]] = {}
+        for group in groups:
+            for k in group:
+                for tp in touched[k]:
+                    if len(tp) < 2 or not isinstance(tp[-1], tuple) or tget(base, tp) is not MISSING:
+                        continue
+                    for _, setting in on_values.get(k, ())[1:]:  # the value that adds it (built: memoised)
+                        tree = self.masked_tree(comp, base_values, [(knob_of[k], setting)])
+                        found = tget(tree, tp[:-1]) if tree else MISSING
+                        if isinstance(found, list) and tp[-1][1] in (names := _names(found)):
+                            there = _names(base_list) if isinstance(base_list := tget(base, tp[:-1]), list) else []
+                            pred = next((n for n in reversed(names[: names.index(tp[-1][1])]) if n in there), None)
+                            adders.setdefault((tp[:-1], pred), {}).setdefault(k, setting)
+                            break
+        out: dict[TPath, list[list[str | None]]] = {}
+        built: dict[tuple[Path, ...], dict[str, Obj] | None] = {}
+        for (lpath, _), by_knob in adders.items():
+            if len(by_knob) < 2:  # items of one knob only after this predecessor: their order is known
+                continue
+            changes = sorted(by_knob.items())
+            key = tuple(k for k, _ in changes)
+            if key not in built:
+                built[key] = self.masked_tree(comp, base_values, [(knob_of[k], st) for k, st in changes])
+            found = tget(built[key], lpath) if built[key] else MISSING
+            if isinstance(found, list):
+                out.setdefault(lpath, []).append(_names(found))
+        return out
 
     def _pair_siblings(
         self,
@@ -1727,7 +1783,7 @@ class Analysis:
                 if not alone:
                     cases = self._minimal_cases([knob_of[k] for k in group], built, cases, tpath, base_node, at)
                 cases = _together_first(cases, base_node, together_tree)
-                tset(objects, tpath, Variant(cases), _ref(results, at, base, together_tree))
+                tset(objects, tpath, Variant(cases), _ref(results, at, base, together_tree), self.item_order.get(tpath[:-1]))
 
     def _alone_combos(self, group: list[Path], on_values: dict[Path, list[tuple[Any, Any]]]) -> tuple[list[tuple[tuple[Any, Any], ...]], tuple[Any, ...]]:
         """The settings a group too large for its product is built with: the base, each knob's
