@@ -894,6 +894,11 @@ class Analysis:
             values = assign(values, path, value)
         self.derived_at = self._find_derived(comp, values, real)
         good, bad = self._split(comp, values, real)
+        values, compared = self._compared_defaults(comp, values, good)
+        if compared:  # varied as `default` knobs (below), from the default, in the knobs' order
+            order = {k.path: i for i, k in enumerate(self.transparent)}
+            good = [k for k in good if k not in compared]
+            bad = sorted([*bad, *compared], key=lambda k: order[k.path])
         sent = Sentinels()
         base_values = values
         for knob in good:  # numbered as in _split's last build (the base tree kept from it)
@@ -944,6 +949,74 @@ class Analysis:
         tpl.derived = self.derived
         tpl.generated = self.generated
         return tpl
+
+    def _compared_defaults(self, comp: Component, values: dict[str, Any], good: list[Knob]) -> tuple[dict[str, Any], list[Knob]]:
+        """The knobs of ``good`` the fleet sets away from their schema default that the builder
+        compares with that default, and ``values`` with the default in their place.
+
+        A host path the fleet sets (GKE: ``hostPaths.driverInstallDir: /home/kubernetes/bin/nvidia``)
+        passes the put-back check, since its placeholder takes the fleet's side of the comparison
+        with the default (only another directory than ``/run/nvidia/driver`` adds the
+        validators' ``DRIVER_INSTALL_DIR``): the default's side is not seen. One build with
+        them at their default tells: where it is not the base build with the default put back
+        in the placeholder's place, the builder compares. Those knobs are then analysed as if
+        the fleet left them at the default (a ``default`` knob: the base with the default, the
+        other value a placeholder), and the fleet's own value renders through the placeholder's
+        side, which the put-back check has shown. No build when the fleet sets none that this
+        component reads."""
+        captured = self.captured
+        if captured is None:
+            cands = [k for k in good if k.path[0] in self.seen]
+        else:
+            reads, paths = captured[1], captured[2]
+            if isinstance(reads, Recorded) and isinstance(paths, Recorded):
+                reads, paths = reads.direct - {POOLS_READ}, paths.direct
+            cands = [k for k in good if _may_read(reads, paths, k.path)]
+        cands = [k for k in cands if k.kind == "scalar" and k.domain and get(values, k.path) != k.domain[0]]
+        if not cands:
+            return values, []
+        ref_sent = Sentinels()
+        ref_values = values
+        for knob in good:
+            ref_values = assign(ref_values, knob.path, ref_sent.make(knob, get(values, knob.path)))
+        ref = captured[0] if captured is not None else self.tree(comp, ref_values)
+        if ref is None:
+            return values, []
+
+        def compares(group: list[Knob]) -> bool:
+            sent = Sentinels()
+            vals = values
+            for knob in good:
+                if knob in group:
+                    vals = assign(vals, knob.path, knob.domain[0])
+                else:
+                    vals = assign(vals, knob.path, sent.make(knob, get(values, knob.path)))
+            tree = self._captured_tree(comp, vals)
+            if tree is None or len(tree) != len(ref):
+                return tree is not None
+            want = dict(ref_sent.value)
+            for knob in group:
+                ref_sent.value[ref_sent.by_path[knob.path]] = knob.domain[0]
+            try:
+                built = [sent.back(obj) for obj in tree.values()]
+                expect = [ref_sent.back(obj) for obj in ref.values()]
+            finally:
+                ref_sent.value = want
+            for i, p in self.derived_at:  # computed leaves (digests) are not compared
+                blank(built[i], p)
+                blank(expect[i], p)
+            return built != expect
+
+        found = cands if compares(cands) else []
+        if len(found) > 1:  # which of them: each alone (the fleet sets few such paths)
+            found = [k for k in cands if compares([k])]
+            self.captured = None  # the base build is made again, with just these at the default
+        if not found:
+            self.captured = captured
+            return values, []
+        for knob in found:
+            values = assign(values, knob.path, knob.domain[0])
+        return values, found
 
     def _precedence(self, comp: Component, base_values: dict[str, Any], base: dict[str, Obj], sent: Sentinels) -> None:
         """Which of the values maps merged into one map wins a key they share (``sent.order``):
