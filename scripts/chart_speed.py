@@ -36,6 +36,8 @@ PHASES = (
     "_presence",
     "_precedence",
     "_pair_nameless",
+    "_compared_defaults",
+    "_item_order",
     "_pair_siblings",
     "_apply_group",
     "_ranged",

@@ -907,6 +907,11 @@ BUILDER_KEYS = {
     # compared with their defaults: HOST_ROOT on every container, the validators' DRIVER_INSTALL_DIR
     "root-fs": "hostPaths: {rootFS: /host}\ngitops: {destination: {name: root-fs}}\n",
     "driver-install-dir": "hostPaths: {driverInstallDir: /opt/nvidia/driver}\ngitops: {destination: {name: driver-install-dir}}\n",
+    # both: the validators' DRIVER_INSTALL_DIR, then HOST_ROOT (one build with both set tells the order)
+    "root-fs-install-dir": "hostPaths: {rootFS: /host, driverInstallDir: /opt/nvidia/driver}\ngitops: {destination: {name: root-fs-install-dir}}\n",
+    # a million or more stays text in the chart values (a number there is a float to Helm,
+    # printed 1e+06); printed unquoted, the text comes out as the number gpu-render renders
+    "max-unavailable-million": 'daemonsets: {rollingUpdate: {maxUnavailable: "1000000"}}\ngitops: {destination: {name: max-unavailable-million}}\n',
     # lists dumped into the NFD config files: computed values (generated), each cluster's own
     "nfd-label-ns": "nfd: {master: {extraLabelNs: [nvidia.com, example.com]}}\ngitops: {destination: {name: nfd-label-ns}}\n",
     "nfd-pci": 'nfd: {worker: {pciDeviceClassWhitelist: ["0300", "0302"], pciDeviceLabelFields: [vendor, device]}}\ngitops: {destination: {name: nfd-pci}}\n',
@@ -931,6 +936,44 @@ def test_clusters_whose_builder_keys_differ_are_reproduced(helm: str, tmp_path: 
         assert row.endswith("(build-time) |"), row
     assert "maxUnavailable: 3\n" in (chart / "values-max-unavailable.yaml").read_text()  # the number, printed unquoted
     assert "- device" in (chart / "values-nfd-pci.yaml").read_text()  # its own config file, in generated
+    assert "maxUnavailable: '1000000'\n" in (chart / "values-max-unavailable-million.yaml").read_text()  # text
+
+
+OWN_HOST_PATHS = "hostPaths:\n  rootFS: /host\n  driverInstallDir: /home/kubernetes/bin/nvidia\n"
+"""A fleet's own host paths (GKE installs the driver under /home/kubernetes/bin/nvidia)."""
+
+HOST_PATHS = {
+    # another value than the fleet's, and back to the schema default (which the builders compare with)
+    "install-dir-other": "hostPaths: {driverInstallDir: /opt/nvidia/driver}\ngitops: {destination: {name: install-dir-other}}\n",
+    "install-dir-default": "hostPaths: {driverInstallDir: /run/nvidia/driver}\ngitops: {destination: {name: install-dir-default}}\n",
+    "root-fs-other": "hostPaths: {rootFS: /sandbox}\ngitops: {destination: {name: root-fs-other}}\n",
+    "root-fs-default": "hostPaths: {rootFS: /}\ngitops: {destination: {name: root-fs-default}}\n",
+    "both-default": "hostPaths: {rootFS: /, driverInstallDir: /run/nvidia/driver}\ngitops: {destination: {name: both-default}}\n",
+}
+
+
+def test_clusters_of_a_fleet_with_its_own_host_paths_are_reproduced(helm: str, tmp_path: Path) -> None:
+    """A fleet that sets its own hostPaths.rootFS and driverInstallDir (the builders compare
+    them with their schema defaults) gets the templates of a fleet at the defaults: the
+    comparison with the default, the fleet's own value through the other side. Clusters with
+    another value and with the default each get a values file with which the chart gives their
+    render, the README lists none, and --set of the default gives gpu-render's render."""
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text((ROOT / "values.yaml").read_text() + "\n" + OWN_HOST_PATHS)
+    chart, p = _fleet_of(tmp_path / "own", HOST_PATHS, fleet)
+    _reproduced(helm, chart, p, sorted(HOST_PATHS))
+    readme = (chart / "README.md").read_text()
+    for key in ("hostPaths.rootFS", "hostPaths.driverInstallDir"):
+        row = next(line for line in readme.splitlines() if line.startswith(f"| `{key}` |"))
+        assert not row.endswith("(build-time) |"), row
+    text = (chart / "templates" / "_helpers.tpl").read_text()  # the validators' driver check
+    assert 'if ne .Values.hostPaths.driverInstallDir "/run/nvidia/driver"' in text
+    _, templates = templates_for(p.base)
+    values = yamlio.load(fleet.read_text())
+    assert isinstance(values, dict)
+    values["hostPaths"] = {"rootFS": "/", "driverInstallDir": "/run/nvidia/driver"}
+    got = _template(helm, chart, "--set", "hostPaths.rootFS=/", "--set", "hostPaths.driverInstallDir=/run/nvidia/driver")
+    assert normalise(mask_generated(got, templates)) == normalise(mask_generated(_static(values), templates))
 
 
 def test_chart_refuses_builder_keys_it_would_render_wrong(helm: str, example: Path) -> None:

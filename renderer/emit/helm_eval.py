@@ -55,6 +55,14 @@ def _atom(atom: Atom, values: dict[str, Any]) -> bool:
     return bool(found == atom.value)
 
 
+def _plain_int(text: str) -> bool:
+    """Does YAML read ``text``, printed unquoted, as the integer ``int(text)`` says? Digits
+    without a leading zero (``0123`` is octal to Helm's YAML reader): a values file's
+    ``maxUnavailable: "1000000"``, which stays text in the chart values (a number there would be
+    a float, printed ``1e+06``), comes out of ``maxUnavailable: {{ ... }}`` as the number."""
+    return text.isascii() and text.isdigit() and (text == "0" or not text.startswith("0"))
+
+
 def evaluate(node: Any, values: dict[str, Any]) -> Any:
     """What ``helm template`` makes of a template node (MISSING for nothing)."""
     if isinstance(node, Variant):
@@ -66,7 +74,10 @@ def evaluate(node: Any, values: dict[str, Any]) -> Any:
     if isinstance(node, Ref):
         if node.text:
             return bool_text(_read(values, node.path))
-        return copy.deepcopy(_read(values, node.path))
+        found = _read(values, node.path)
+        if not node.quote and isinstance(found, str) and _plain_int(found):
+            return int(found)  # printed unquoted, YAML reads the digits as a number
+        return copy.deepcopy(found)
     if isinstance(node, Derived):
         return _read_generated(values, node.key)
     if isinstance(node, Joined):

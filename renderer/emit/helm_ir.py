@@ -583,8 +583,9 @@ def diff(a: Any, b: Any, path: TPath = ()) -> list[TPath]:
     return [] if a == b else [path]
 
 
-def tset(root: Any, path: TPath, value: Any, ref: Any) -> None:
-    """Put ``value`` at ``path`` in ``root``; a new key/item goes after its predecessor in ``ref``."""
+def tset(root: Any, path: TPath, value: Any, ref: Any, order: list[list[str | None]] | None = None) -> None:
+    """Put ``value`` at ``path`` in ``root``; a new key/item goes after its predecessor in ``ref``
+    (``order``: the list's names in builds where knobs that add items to it are set together)."""
     parent = tget(root, path[:-1])
     ref_parent = tget(ref, path[:-1])
     elem = path[-1]
@@ -600,8 +601,9 @@ def tset(root: Any, path: TPath, value: Any, ref: Any) -> None:
         pos = _insert_pos(names, ref_names, elem[1])
         # past items another knob's variant added there (not in this variant): knobs varied
         # apart that both add an item after one predecessor (the GDS and GDRCopy sidecars, their
-        # env) keep the order the builder gives them, which is the order the knobs are applied
-        while pos < len(parent) and pos > 0 and isinstance(parent[pos], Variant) and names[pos] not in ref_names:
+        # env) keep the order the builder gives them: the order in a build with both set where
+        # there is one (``order``), else the order the knobs are applied
+        while pos < len(parent) and pos > 0 and isinstance(parent[pos], Variant) and names[pos] not in ref_names and _before(order, names[pos], elem[1]):
             pos += 1
         parent.insert(pos, value)
         return
@@ -616,6 +618,14 @@ def tset(root: Any, path: TPath, value: Any, ref: Any) -> None:
     items.insert(pos, (elem, value))
     parent.clear()
     parent.update(items)
+
+
+def _before(orders: list[list[str | None]] | None, one: str | None, other: str) -> bool:
+    """Does the item ``one`` go before ``other`` (True without one of ``orders`` that has both)?"""
+    for order in orders or ():
+        if one in order and other in order:
+            return order.index(one) < order.index(other)
+    return True
 
 
 def _insert_pos(existing: list[Any], ref: list[Any], name: Any) -> int:
@@ -710,6 +720,8 @@ class Analysis:
         self.added: set[str] = set()
         """Objects a structural value adds under their own name (the MPS Role of
         ``featureGates.MPSSupport``): :meth:`align` never takes them for a renamed base object."""
+        self.item_order: dict[TPath, list[list[str | None]]] = {}
+        """:meth:`_item_order` of the component being analysed."""
         self.pairs: list[tuple[Path, Path]] = []
         """Empty knobs of a pool body whose placeholders break the build together but not alone
         (a repository ConfigMap's name and the OS's directory for it): varied together
@@ -887,6 +899,11 @@ class Analysis:
             values = assign(values, path, value)
         self.derived_at = self._find_derived(comp, values, real)
         good, bad = self._split(comp, values, real)
+        values, compared = self._compared_defaults(comp, values, good)
+        if compared:  # varied as `default` knobs (below), from the default, in the knobs' order
+            order = {k.path: i for i, k in enumerate(self.transparent)}
+            good = [k for k in good if k not in compared]
+            bad = sorted([*bad, *compared], key=lambda k: order[k.path])
         sent = Sentinels()
         base_values = values
         for knob in good:  # numbered as in _split's last build (the base tree kept from it)
@@ -937,6 +954,74 @@ class Analysis:
         tpl.derived = self.derived
         tpl.generated = self.generated
         return tpl
+
+    def _compared_defaults(self, comp: Component, values: dict[str, Any], good: list[Knob]) -> tuple[dict[str, Any], list[Knob]]:
+        """The knobs of ``good`` the fleet sets away from their schema default that the builder
+        compares with that default, and ``values`` with the default in their place.
+
+        A host path the fleet sets (GKE: ``hostPaths.driverInstallDir: /home/kubernetes/bin/nvidia``)
+        passes the put-back check, since its placeholder takes the fleet's side of the comparison
+        with the default (only another directory than ``/run/nvidia/driver`` adds the
+        validators' ``DRIVER_INSTALL_DIR``): the default's side is not seen. One build with
+        them at their default tells: where it is not the base build with the default put back
+        in the placeholder's place, the builder compares. Those knobs are then analysed as if
+        the fleet left them at the default (a ``default`` knob: the base with the default, the
+        other value a placeholder), and the fleet's own value renders through the placeholder's
+        side, which the put-back check has shown. No build when the fleet sets none that this
+        component reads."""
+        captured = self.captured
+        if captured is None:
+            cands = [k for k in good if k.path[0] in self.seen]
+        else:
+            reads, paths = captured[1], captured[2]
+            if isinstance(reads, Recorded) and isinstance(paths, Recorded):
+                reads, paths = reads.direct - {POOLS_READ}, paths.direct
+            cands = [k for k in good if _may_read(reads, paths, k.path)]
+        cands = [k for k in cands if k.kind == "scalar" and k.domain and get(values, k.path) != k.domain[0]]
+        if not cands:
+            return values, []
+        ref_sent = Sentinels()
+        ref_values = values
+        for knob in good:
+            ref_values = assign(ref_values, knob.path, ref_sent.make(knob, get(values, knob.path)))
+        ref = captured[0] if captured is not None else self.tree(comp, ref_values)
+        if ref is None:
+            return values, []
+
+        def compares(group: list[Knob]) -> bool:
+            sent = Sentinels()
+            vals = values
+            for knob in good:
+                if knob in group:
+                    vals = assign(vals, knob.path, knob.domain[0])
+                else:
+                    vals = assign(vals, knob.path, sent.make(knob, get(values, knob.path)))
+            tree = self._captured_tree(comp, vals)
+            if tree is None or len(tree) != len(ref):
+                return tree is not None
+            want = dict(ref_sent.value)
+            for knob in group:
+                ref_sent.value[ref_sent.by_path[knob.path]] = knob.domain[0]
+            try:
+                built = [sent.back(obj) for obj in tree.values()]
+                expect = [ref_sent.back(obj) for obj in ref.values()]
+            finally:
+                ref_sent.value = want
+            for i, p in self.derived_at:  # computed leaves (digests) are not compared
+                blank(built[i], p)
+                blank(expect[i], p)
+            return built != expect
+
+        found = cands if compares(cands) else []
+        if len(found) > 1:  # which of them: each alone (the fleet sets few such paths)
+            found = [k for k in cands if compares([k])]
+            self.captured = None  # the base build is made again, with just these at the default
+        if not found:
+            self.captured = captured
+            return values, []
+        for knob in found:
+            values = assign(values, knob.path, knob.domain[0])
+        return values, found
 
     def _precedence(self, comp: Component, base_values: dict[str, Any], base: dict[str, Obj], sent: Sentinels) -> None:
         """Which of the values maps merged into one map wins a key they share (``sent.order``):
@@ -1305,7 +1390,9 @@ class Analysis:
         objects: dict[str, Any] = clone(base)  # JSON data and immutable Derived leaves
         release = self._release()
         every = [(r, r) for r in (get(values, RELEASE), *(r for r in release.domain if r != get(values, RELEASE)))] if release else []
-        for group, own in _with_release(_groups(touched), on_values):
+        groups = _groups(touched)
+        self.item_order = self._item_order(comp, groups, touched, on_values, knob_of, base_values, base)
+        for group, own in _with_release(groups, on_values):
             # with a key a release prunes, every release: one that changes nothing alone may with the key
             settings = on_values if own is group else {**on_values, RELEASE: every}
             self._apply_group(comp, group, touched, settings, knob_of, base_values, base, objects, own)
@@ -1322,6 +1409,48 @@ class Analysis:
         # that value: `--set` of it would not reach the template, so it is build-time, said so
         booleans = frozenset(p for p in touched if p in knob_of and knob_of[p].kind == "bool")
         return Template(comp.name, tuple(gate), converted, fixed | self.unbuilt, {k.path for k in good} | set(touched), booleans=booleans)
+
+    def _item_order(
+        self,
+        comp: Component,
+        groups: list[list[Path]],
+        touched: dict[Path, list[TPath]],
+        on_values: dict[Path, list[tuple[Any, Any]]],
+        knob_of: dict[Path, Knob],
+        base_values: dict[str, Any],
+        base: dict[str, Obj],
+    ) -> dict[TPath, list[list[str | None]]]:
+        """For each list that two knobs add new items to after one item of the base, its names in
+        one build with those knobs set (each to the value that adds its item): the builder's
+        order of the items, which :func:`tset` keeps (``DRIVER_INSTALL_DIR`` before ``HOST_ROOT`` in a
+        validator's env, where ``hostPaths.driverInstallDir`` and ``rootFS`` each add one)."""
+        adders: dict[tuple[TPath, str | None], dict[Path, Any]] = {}
+        for group in groups:
+            for k in group:
+                for tp in touched[k]:
+                    if len(tp) < 2 or not isinstance(tp[-1], tuple) or tget(base, tp) is not MISSING:
+                        continue
+                    for _, setting in on_values.get(k, ())[1:]:  # the value that adds it (built: memoised)
+                        tree = self.masked_tree(comp, base_values, [(knob_of[k], setting)])
+                        found = tget(tree, tp[:-1]) if tree else MISSING
+                        if isinstance(found, list) and tp[-1][1] in (names := _names(found)):
+                            there = _names(base_list) if isinstance(base_list := tget(base, tp[:-1]), list) else []
+                            pred = next((n for n in reversed(names[: names.index(tp[-1][1])]) if n in there), None)
+                            adders.setdefault((tp[:-1], pred), {}).setdefault(k, setting)
+                            break
+        out: dict[TPath, list[list[str | None]]] = {}
+        built: dict[tuple[Path, ...], dict[str, Obj] | None] = {}
+        for (lpath, _), by_knob in adders.items():
+            if len(by_knob) < 2:  # items of one knob only after this predecessor: their order is known
+                continue
+            changes = sorted(by_knob.items())
+            key = tuple(k for k, _ in changes)
+            if key not in built:
+                built[key] = self.masked_tree(comp, base_values, [(knob_of[k], st) for k, st in changes])
+            found = tget(built[key], lpath) if built[key] else MISSING
+            if isinstance(found, list):
+                out.setdefault(lpath, []).append(_names(found))
+        return out
 
     def _pair_siblings(
         self,
@@ -1801,7 +1930,7 @@ class Analysis:
                 if not alone:
                     cases = self._minimal_cases([knob_of[k] for k in group], built, cases, tpath, base_node, at)
                 cases = _together_first(cases, together_tree)
-                tset(objects, tpath, Variant(cases), _ref(results, at, base, together_tree))
+                tset(objects, tpath, Variant(cases), _ref(results, at, base, together_tree), self.item_order.get(tpath[:-1]))
 
     def _alone_combos(self, group: list[Path], on_values: dict[Path, list[tuple[Any, Any]]]) -> tuple[list[tuple[tuple[Any, Any], ...]], tuple[Any, ...]]:
         """The settings a group too large for its product is built with: the base, each knob's

@@ -155,13 +155,13 @@ updateStrategy:
       valueFrom:
         fieldRef:
           fieldPath: metadata.namespace
-    {{- with include "gpu-stack.host-root" . | trim }}{{ . | nindent 4 }}{{ end }}
     {{- if ne .Values.hostPaths.driverInstallDir "/run/nvidia/driver" }}
     - name: DRIVER_INSTALL_DIR
       value: {{ .Values.hostPaths.driverInstallDir | quote }}
     - name: DRIVER_INSTALL_DIR_CTR_PATH
       value: {{ .Values.hostPaths.driverInstallDir | quote }}
     {{- end }}
+    {{- with include "gpu-stack.host-root" . | trim }}{{ . | nindent 4 }}{{ end }}
   securityContext:
     privileged: true
     runAsUser: 0
