@@ -72,6 +72,34 @@ def test_a_build_tells_its_own_reads_from_the_pool_resolutions() -> None:
     assert {"image", "node_selector", "daemonset_name"} <= read
 
 
+def test_a_build_its_gate_leaves_out_reads_the_release_a_gated_key_needs() -> None:
+    """The CC manager's gate reads `sandboxWorkloads.mode`, which v25.10 prunes: a build that
+    leaves the component out there read the release too (on v25.10 the gate passes with the
+    fleet's `kubevirt`), else the analysis would skip trying the release with it."""
+    values = helm_values.assign(_example_values(), ("sandboxWorkloads", "enabled"), True)
+    assert helm_values.get(values, ("sandboxWorkloads", "mode")) != "kata"
+    cc = next(c for c in COMPONENTS if c.name == "cc-manager")
+    seen, paths = Recorded(), Recorded()
+    assert helm_ir.build_tree(cc, values, "fleet", seen, None, paths) == {}
+    assert ("sandboxWorkloads", "mode") in paths and helm_values.RELEASE in paths
+    assert helm_ir.build_tree(cc, helm_values.assign(values, helm_values.RELEASE, "v25.10"), "fleet")
+
+
+def test_a_component_off_in_the_fleet_is_analysed_on_the_fleets_release() -> None:
+    """The CC manager renders with the sandbox on and kata, or on v25.10 (no modes) whatever the
+    mode: the analysis takes the first, whose release has `sandboxWorkloads.mode` and
+    `ccManager.hostNetwork`. On v25.10 both are pruned: flipped alone they change nothing there,
+    and the template lost kata on v26.x and the hostNetwork fields."""
+    from renderer.schema import load_schema
+
+    model = _base(ROOT / "values.yaml", ROOT / "overlays")
+    analysis = helm_ir.Analysis(chart_values(model), model.cluster, load_schema())
+    cc = next(c for c in COMPONENTS if c.name == "cc-manager")
+    found = analysis.enabling(cc)
+    assert found is not None
+    assert helm_values.RELEASE not in found[0] and found[0][("sandboxWorkloads", "mode")] == "kata"
+
+
 def test_no_dra_pool_is_a_read_of_the_pool_names_only() -> None:
     """Without a DRA pool, `model.dra_pools` depends on the derived `draDriver.enabled` alone;
     values without it (not the chart's) make it depend on which pools there are, not on their

@@ -376,6 +376,8 @@ def build_tree(
 
     model = model_of(values, cluster, seen, paths if seen is not None else None)
     if not comp.enabled(model):
+        if paths is not None and seen is not None:  # the gate may read a key a release prunes
+            record_gated_reads(seen, paths)
         return {}
     objs: dict[str, list[Obj]] = {comp.name: comp.build(model)}
     bound = bound_service_accounts(objs)
@@ -828,7 +830,9 @@ class Analysis:
         if comp.key and isinstance(get(self.values, (comp.key, "enabled")), bool):
             start[(comp.key, "enabled")] = True
         singles: list[tuple[Knob, Any]] = []
-        for k in self.structural:
+        # the release last: a base on a release that prunes keys shows none of their variants
+        # (flipped alone there, they change nothing), so another way in is taken first
+        for k in sorted(self.structural, key=lambda k: k.path == RELEASE):
             if k.kind != "pool":
                 current = get(self.values, k.path)
                 singles += [(k, v) for v in k.domain if v != current]
