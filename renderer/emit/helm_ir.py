@@ -211,7 +211,14 @@ def _has(values: Any, path: Path) -> bool:
 
 def _may_read(seen: set[str], paths: set[Path], path: Path) -> bool:
     """Could a build that recorded ``seen`` and ``paths`` (:class:`helm_values.DeepReads`) have
-    read the value at ``path``? False only when it surely did not."""
+    read the value at ``path``? False only when it surely did not. The builds the analysis skips
+    ask this (a test takes every value as read here and expects the same templates); a choice
+    of what the template says asks :func:`_read_in`, which no such test replaces."""
+    return _read_in(seen, paths, path)
+
+
+def _read_in(seen: set[str], paths: set[Path], path: Path) -> bool:
+    """:func:`_may_read` as the reads were recorded."""
     if path[0] not in seen:
         return False
     if path[:2] == ("driver", "pools"):
@@ -1476,7 +1483,8 @@ class Analysis:
         where its value itself is the field that changes, for every other value, the field is a
         reference (``refs``, put where the sibling's variant holds ``expects``), as :meth:`_vary`
         makes it for an enum the base reads."""
-        for b in [k for k in structural if k.path not in touched and (k.kind == "bool" or (k.kind == "enum" and not self._base_read(k)))]:
+        unread = [k for k in structural if k.kind == "enum" and not _read_in(self.base_reads, self.base_paths, k.path)]
+        for b in [k for k in structural if k.path not in touched and (k.kind == "bool" or k in unread)]:
             current = self._current(b, values)
             # a value that switches the component off (its gate) is not tried: the chart renders
             # nothing of it with that value, whatever the sibling says
