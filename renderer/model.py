@@ -112,11 +112,9 @@ class Model:
 
     @property
     def nri_plugin(self) -> bool:
-        """NRI plugin mode (``cdi.nriPluginEnabled``), on the releases whose ClusterPolicy has the
-        key: older ones prune it (warned about by :mod:`renderer.releasegate`)."""
-        from renderer.releasegate import ADDED_IN, has
-
-        return bool(self.section("cdi").get("nriPluginEnabled")) and has(self.release, ADDED_IN["/cdi/nriPluginEnabled"])
+        """NRI plugin mode (``cdi.nriPluginEnabled``). A release whose ClusterPolicy has no such
+        key never sees it here: :func:`renderer.releasegate.prune` took it out of ``values``."""
+        return bool(self.section("cdi").get("nriPluginEnabled"))
 
     @property
     def sandbox_mode(self) -> str:

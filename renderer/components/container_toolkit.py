@@ -16,6 +16,7 @@ from typing import Any
 from renderer.components import common as c
 from renderer.components.common import Obj
 from renderer.model import Model, Pool
+from renderer.releasegate import ASSET_VALUE_FROM, has
 
 NAME = "nvidia-container-toolkit-daemonset"
 SA = "nvidia-container-toolkit"
@@ -231,7 +232,7 @@ def _env(model: Model, facts: dict[str, str]) -> tuple[list[Obj], list[Obj], lis
         ("NVIDIA_VISIBLE_DEVICES", "void"),
         ("TOOLKIT_PID_FILE", "/run/nvidia/toolkit/toolkit.pid"),
     )
-    if model.release != "v25.10":
+    if has(model.release, ASSET_VALUE_FROM["/toolkit/env"]["NRI_NAMESPACE"]):
         env.append(c.field_env("NRI_NAMESPACE", "metadata.namespace"))
     pairs: list[tuple[str, str]] = []
     if cdi.get("enabled"):
