@@ -566,25 +566,20 @@ class Section(dict[str, Any]):
         super().clear()
 
 
-class KeyProbe(dict[str, Any]):
+class KeyProbe(Reads):
     """A values map that records, in ``asked``, each key a build looks up in it (``get``,
-    ``[]``, ``in``): the keys of a keyed map a builder reads one by one (``helm_ir.Analysis._keys``)."""
+    ``[]``, ``in``), not the keys it goes through whole: the keys of a keyed map a builder reads
+    one by one (``helm_ir.Analysis._keys``)."""
 
     def __init__(self, data: dict[str, Any]) -> None:
-        super().__init__(data)
-        self.asked: set[str] = set()
+        super().__init__(data, set())
 
-    def __getitem__(self, key: str) -> Any:
-        self.asked.add(key)
-        return super().__getitem__(key)
+    @property
+    def asked(self) -> set[str]:
+        return self.seen
 
-    def get(self, key: str, default: Any = None) -> Any:
-        self.asked.add(key)
-        return super().get(key, default)
-
-    def __contains__(self, key: object) -> bool:
-        self.asked.add(str(key))
-        return super().__contains__(key)
+    def _all(self) -> None:
+        pass  # a map joined or copied whole asks for none of its keys
 
 
 def unwrap_sections(node: Any) -> Any:
