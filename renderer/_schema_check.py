@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = '416d72cbb1327d683c83f515f568b15396a608b8131dbb1406dbeab50887bc8b'
+SCHEMA_SHA256 = 'c7387e5045733715e4e2388bad9aa8ba79fd915e0a92639a180694befac2f757'
 VERSION = "2.22.3"
 from decimal import Decimal
 import re
@@ -4325,6 +4325,16 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                         data__extraObjects_item_len = len(data__extraObjects_item)
                         if data__extraObjects_item_len > 256:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".extraObjects[{data__extraObjects_x}]".format(**locals()) + " must contain less than or equal to 256 properties")
+        if "fullnameOverride" in data_keys:
+            data_keys.remove("fullnameOverride")
+            data__fullnameOverride = data["fullnameOverride"]
+            if not isinstance(data__fullnameOverride, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".fullnameOverride must be string")
+        if "nameOverride" in data_keys:
+            data_keys.remove("nameOverride")
+            data__nameOverride = data["nameOverride"]
+            if not isinstance(data__nameOverride, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".nameOverride must be string")
         if "node-feature-discovery" in data_keys:
             data_keys.remove("node-feature-discovery")
             data__nodefeaturediscovery = data["node-feature-discovery"]

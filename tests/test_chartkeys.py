@@ -91,3 +91,14 @@ def test_migration_doc_table_is_current() -> None:
     begin, end = "<!-- chart-keys:begin -->\n", "<!-- chart-keys:end -->"
     table = text[text.index(begin) + len(begin) : text.index(end)]
     assert table == chartkeys.markdown_table(load_schema()), "regenerate the table with renderer.chartkeys.markdown_table"
+
+
+@pytest.mark.parametrize("key", ["fullnameOverride", "nameOverride"])
+def test_chart_name_overrides_are_removed_with_their_reason(key: str) -> None:
+    """The chart's helpers read these (no values.yaml of a release declares them): they name the
+    operator's own objects, so the importer removes them, and a policy that keeps one warns."""
+    data, result = _import(f"{key}: gpu-operator\n")
+    assert key not in data and any(k == key and "deploys no operator" in why for k, why in result.dropped)
+    p = plan(Inputs(f"{key}: gpu-operator\n".encode(), "values.yaml"))
+    assert [x.code for x in p.problems if x.pointer == f"/{key}"] == ["operator-only"]
+    assert not [x for x in p.problems if x.pointer == f"/{key}" and x.severity.name == "ERROR"]
