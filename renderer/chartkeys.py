@@ -1,8 +1,9 @@
 """Where every key of the GPU Operator chart (releases 1.0 to 26.7) goes in a gpu-render policy.
 
 One table for the importer, ``validate`` and the docs. ``renderer/data/chart-keys.yaml`` lists
-each key of the chart's ``values.yaml`` with the first and last release that has it
-(``scripts/chart_keys.py``). A key goes one of three ways:
+each key of the chart's ``values.yaml``, and each key its templates read that no ``values.yaml``
+declares (``fullnameOverride``, ``validator.driver.env``), with the first and last release that
+has it (``scripts/chart_keys.py``). A key goes one of three ways:
 
 * **kept**: the policy schema accepts it at the same place (it renders, or is listed in
   :mod:`renderer.noeffect` with the reason it has no effect here);
