@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = 'c7387e5045733715e4e2388bad9aa8ba79fd915e0a92639a180694befac2f757'
+SCHEMA_SHA256 = '81ba8d3a6104f37c8b6e4750bfc784edeaf828034e79ed2ca0116d6a110744c4'
 VERSION = "2.22.3"
 from decimal import Decimal
 import re
@@ -1564,6 +1564,22 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             data__nfd__worker_keys.remove("tolerations")
                             data__nfd__worker__tolerations = data__nfd__worker["tolerations"]
                             validate_https___gpu_render_dev_schemas_values_schema_json___defs_tolerations(data__nfd__worker__tolerations, custom_formats, (name_prefix or "data") + ".nfd.worker.tolerations")
+                        if "hostNetwork" in data__nfd__worker_keys:
+                            data__nfd__worker_keys.remove("hostNetwork")
+                            data__nfd__worker__hostNetwork = data__nfd__worker["hostNetwork"]
+                            if not isinstance(data__nfd__worker__hostNetwork, (bool)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.worker.hostNetwork must be boolean")
+                        if "dnsPolicy" in data__nfd__worker_keys:
+                            data__nfd__worker_keys.remove("dnsPolicy")
+                            data__nfd__worker__dnsPolicy = data__nfd__worker["dnsPolicy"]
+                            if not isinstance(data__nfd__worker__dnsPolicy, (str)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.worker.dnsPolicy must be string")
+                            if not (isinstance(data__nfd__worker__dnsPolicy, str) and data__nfd__worker__dnsPolicy == 'ClusterFirstWithHostNet' or isinstance(data__nfd__worker__dnsPolicy, str) and data__nfd__worker__dnsPolicy == 'ClusterFirst' or isinstance(data__nfd__worker__dnsPolicy, str) and data__nfd__worker__dnsPolicy == 'Default' or isinstance(data__nfd__worker__dnsPolicy, str) and data__nfd__worker__dnsPolicy == 'None'):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.worker.dnsPolicy must be one of ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None']")
+                        if "extraEnvs" in data__nfd__worker_keys:
+                            data__nfd__worker_keys.remove("extraEnvs")
+                            data__nfd__worker__extraEnvs = data__nfd__worker["extraEnvs"]
+                            validate_https___gpu_render_dev_schemas_values_schema_json___defs_env(data__nfd__worker__extraEnvs, custom_formats, (name_prefix or "data") + ".nfd.worker.extraEnvs")
                         if "pciDeviceClassWhitelist" in data__nfd__worker_keys:
                             data__nfd__worker_keys.remove("pciDeviceClassWhitelist")
                             data__nfd__worker__pciDeviceClassWhitelist = data__nfd__worker["pciDeviceClassWhitelist"]

@@ -52,6 +52,9 @@ MOVES: tuple[Move, ...] = (
     Move("node-feature-discovery.gc.resources", "nfd.gc.resources", "NFD is rendered by gpu-render"),
     Move("node-feature-discovery.gc.interval", "nfd.gc.interval", "NFD is rendered by gpu-render"),
     Move("node-feature-discovery.priorityClassName", "nfd.priorityClassName", "NFD is rendered by gpu-render"),
+    Move("node-feature-discovery.worker.hostNetwork", "nfd.worker.hostNetwork", "NFD is rendered by gpu-render: the worker on the host network"),
+    Move("node-feature-discovery.worker.dnsPolicy", "nfd.worker.dnsPolicy", "NFD is rendered by gpu-render"),
+    Move("node-feature-discovery.worker.extraEnvs", "nfd.worker.extraEnvs", "NFD is rendered by gpu-render: the worker's extra env (an API server address)"),
     Move("node-feature-discovery.worker.config.sources.pci.deviceClassWhitelist", "nfd.worker.pciDeviceClassWhitelist", "NFD is rendered by gpu-render: the worker's PCI whitelist"),
     Move("node-feature-discovery.worker.config.sources.pci.deviceLabelFields", "nfd.worker.pciDeviceLabelFields", "NFD is rendered by gpu-render"),
     # renamed upstream

@@ -24,7 +24,7 @@ OPERATOR_ONLY: dict[str, str] = {
     "/platform": "set cluster.capabilities.openshift instead",
     "/psp": "PodSecurityPolicy was removed in Kubernetes 1.25; use psa.enabled",
     "/kataManager": "the kata manager state is permanently disabled in the operator",
-    "/node-feature-discovery": "NFD is rendered from the nfd.* keys; subchart values have no effect",
+    "/node-feature-discovery": "gpu-render renders NFD from the nfd.* keys (import-operator-values moves the NFD chart values that have one there); the NFD chart's other values are not carried over",
     "/fullnameOverride": "the GPU Operator chart's full name for its own objects (defined in its helpers, included by none of its templates); gpu-render deploys no operator, and the names of the operands are fixed",
     "/nameOverride": "the GPU Operator chart's name, in its own objects' labels and the operands' `app.kubernetes.io/managed-by`; gpu-render deploys no operator and labels what it renders `managed-by: gpu-render`",
     "/extraObjects": "the chart's extra Helm-templated manifests are not rendered; use overlays/<cluster>/patches",

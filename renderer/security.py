@@ -294,6 +294,9 @@ GRANTS: dict[str, Grant] = {
 # Pod settings a policy may turn on for a component (``<key>.<field>: true``): the policy is
 # then the justification.
 POLICY_SWITCHES = {"host-network": "hostNetwork", "host-pid": "hostPID"}
+SWITCHES_IN = {"nfd": "worker"}
+"""A component whose switches sit in one of its sections (``nfd.worker.hostNetwork``): only that
+pod can turn them on."""
 
 
 def grant(component: str) -> Grant:
@@ -308,8 +311,14 @@ def allowed(component: str, check: str, model: Model | None = None, key: str = "
     if check in g.privileges:
         return g.privileges[check]
     switch = POLICY_SWITCHES.get(check)
-    if model is not None and key and switch and model.section(key).get(switch) is True:
-        return f"requested by the policy ({key}.{switch}: true)"
+    if model is None or not key or not switch:
+        return ""
+    section, where = model.section(key), key
+    if key in SWITCHES_IN:
+        inner = section.get(SWITCHES_IN[key])
+        section, where = (inner if isinstance(inner, dict) else {}), f"{key}.{SWITCHES_IN[key]}"
+    if section.get(switch) is True:
+        return f"requested by the policy ({where}.{switch}: true)"
     return ""
 
 

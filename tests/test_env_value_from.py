@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from renderer.envfrom import env_pointers
+from renderer.envfrom import checked_pointers, env_pointers
 from renderer.inputs import ClusterInput, Inputs
 from renderer.pipeline import plan
 from renderer.render import objects
@@ -46,6 +46,8 @@ CASES = [
     ("validator.plugin.env", POOL + "validator:\n  plugin:\n    env:\n      - name: NODE\n        valueFrom: {fieldRef: {fieldPath: spec.nodeName}}\n",
      [f"values.yaml:8:9: /validator/plugin/env/0/valueFrom: {why('validator.plugin.env', 'NODE')}"]),
     ("value-only-is-quiet", POOL + "toolkit:\n  env:\n    - {name: A, value: '1'}\n", []),
+    # the NFD chart writes worker.extraEnvs into its pod as they are: no operator CRD to prune them
+    ("nfd.worker.extraEnvs", POOL + "nfd:\n  worker:\n    extraEnvs:\n      - name: NODE\n        valueFrom: {fieldRef: {fieldPath: spec.nodeName}}\n", []),
     # operator.env is the operator's Deployment (it takes valueFrom) and renders nothing here:
     # only the no-effect warning
     ("operator.env", POOL + "operator:\n  env:\n    - name: X\n      valueFrom: {fieldRef: {fieldPath: spec.nodeName}}\n",
@@ -66,7 +68,8 @@ def test_an_overlay_value_from_warns_at_the_overlay_line() -> None:
 def test_every_env_location_of_the_schema_is_checked() -> None:
     pointers = env_pointers()
     assert {"/toolkit/env", "/driver/env", "/devicePlugin/env", "/nodePools/*/driver/env", "/nodePools/*/driver/manager/env", "/validator/cuda/env"} <= set(pointers)
-    assert len(pointers) == 33
+    assert len(pointers) == 34
+    assert "/nfd/worker/extraEnvs" in pointers and "/nfd/worker/extraEnvs" not in checked_pointers()
 
 
 def test_the_value_from_is_rendered_as_written() -> None:

@@ -201,6 +201,22 @@ def test_gpu_present_rule_matches_nvidia_display_and_3d_controllers() -> None:
     assert feature["matchExpressions"] == {"vendor": {"op": "In", "value": ["10de"]}, "class": {"op": "In", "value": ["0300", "0302"]}}
 
 
+def test_nfd_worker_on_the_host_network_as_the_nfd_chart() -> None:
+    """EKS hybrid nodes reach the API server only from the host: the NFD chart's
+    worker.hostNetwork / dnsPolicy / extraEnvs (gpu-render's nfd.worker.*) reach the worker, its
+    extra env after its own, and the host network is exempted with the policy as the reason."""
+    vals = values("full-container")
+    vals["nfd"] = deep_merge(vals.get("nfd", {}), {"worker": {"hostNetwork": True, "dnsPolicy": "Default", "extraEnvs": [{"name": "KUBERNETES_SERVICE_HOST", "value": "api.example"}]}})
+    m = model(vals)
+    (ds,) = [o for o in objects(m)["nfd"] if o["kind"] == "DaemonSet"]
+    pod = ds["spec"]["template"]["spec"]
+    assert pod["hostNetwork"] is True and pod["dnsPolicy"] == "Default"
+    assert [e["name"] for e in pod["containers"][0]["env"]] == ["NODE_NAME", "POD_NAME", "POD_UID", "KUBERNETES_SERVICE_HOST"]
+    assert ds["metadata"]["annotations"]["gpu-render.dev/lint-exempt.host-network"] == "requested by the policy (nfd.worker.hostNetwork: true)"
+    (plain,) = [o for o in objects(model(values("full-container")))["nfd"] if o["kind"] == "DaemonSet"]
+    assert "hostNetwork" not in plain["spec"]["template"]["spec"] and plain["spec"]["template"]["spec"]["dnsPolicy"] == "ClusterFirstWithHostNet"
+
+
 def test_nfd_rules_never_manage_deploy_labels() -> None:
     for obj in all_objects(values("full-container")):
         if obj["kind"] == "NodeFeatureRule":

@@ -193,6 +193,7 @@ def worker(model: Model) -> Obj:
     ctr["env"] += [
         {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
         {"name": "POD_UID", "valueFrom": {"fieldRef": {"fieldPath": "metadata.uid"}}},
+        *(dict(e) for e in section.get("extraEnvs") or []),  # after its own, as the NFD chart
     ]
     ctr["livenessProbe"] = _probe(initialDelaySeconds=10)
     ctr["readinessProbe"] = _probe(initialDelaySeconds=5, failureThreshold=10)
@@ -205,6 +206,7 @@ def worker(model: Model) -> Obj:
         {"name": "nfd-worker-conf", "configMap": {"name": f"{WORKER}-conf", "items": [{"key": "nfd-worker.conf", "path": "nfd-worker.conf"}]}}
     )
     pod["tolerations"] = [dict(t) for t in section.get("tolerations") or []]
+    _host_network(pod, section)
     lbls = _labels(WORKER, "worker")
     return {
         "apiVersion": "apps/v1",
@@ -219,6 +221,14 @@ def worker(model: Model) -> Obj:
             },
         },
     }
+
+
+def _host_network(pod: Obj, section: dict[str, Any]) -> None:
+    """The NFD chart's ``worker.hostNetwork`` and ``worker.dnsPolicy`` (which it always prints:
+    its default, ``ClusterFirstWithHostNet``, resolves as ``ClusterFirst`` off the host network)."""
+    if section.get("hostNetwork") is True:
+        pod["hostNetwork"] = True
+    pod["dnsPolicy"] = str(section.get("dnsPolicy") or "ClusterFirstWithHostNet")
 
 
 def gc(model: Model) -> Obj:
