@@ -72,3 +72,22 @@ def test_corpus_file(path: Path) -> None:
             assert needle in text, (item, needle)
         for name, value in (item.get("env") or {}).items():
             assert any(_env(o).get(name) == str(value) for o in found), (item, name, [_env(o).get(name) for o in found])
+
+
+BUILT = [p for p in FILES if "refuse" not in (yamlio.load(p.with_name(p.stem + ".expect.yaml").read_text(encoding="utf-8")) or {})]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", BUILT, ids=[p.stem for p in BUILT])
+def test_corpus_file_builds_whole(path: Path) -> None:
+    """The whole build of each accepted file: Helm chart, cluster values and the self-check too
+    (a precompiled first pool, as Garden Linux's file has, ended in an internal error there)."""
+    from renderer.render import render
+
+    expect = yamlio.load(path.with_name(path.stem + ".expect.yaml").read_text(encoding="utf-8"))
+    policy = yamlio.load(import_values(path.read_bytes(), path.name).text)
+    assert isinstance(policy, dict) and isinstance(expect, dict)
+    if "pool" in expect:
+        policy["nodePools"] = [expect["pool"]]
+    files = render(Inputs(yamlio.dump(policy).encode(), "values.yaml"))
+    assert "chart/gpu-stack/templates/driver.yaml" in files or not any(k.startswith("base/driver/") for k in files)

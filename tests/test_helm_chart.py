@@ -614,6 +614,26 @@ def test_a_fleet_whose_first_pool_sets_a_config_source_keeps_it_optional(helm: s
     _reproduced(helm, chart, p, sorted(overlays))
 
 
+def test_a_fleet_whose_first_pool_is_precompiled_keeps_the_driver_in_the_range(helm: str, tmp_path: Path) -> None:
+    """A fleet whose first pool runs a precompiled driver (its DaemonSet named after the kernel,
+    a pool fact: a placeholder in the range body): the build failed with an internal error, the
+    digests of the pool's DaemonSet looked up by the name of the build from real values. Now the
+    driver is one body in a range, and clusters whose pools are not precompiled are reproduced."""
+    fleet = _fleet_values()
+    fleet["nodePools"][0].setdefault("driver", {}).update({"usePrecompiled": True, "version": "570"})
+    (tmp_path / "values.yaml").write_text(yamlio.dump(fleet))
+    overlays = {"plain-pools": PLAIN_POOLS, "other-pools": OTHER_POOLS}
+    for name, text in overlays.items():
+        (tmp_path / "overlays" / name).mkdir(parents=True)
+        (tmp_path / "overlays" / name / "values.yaml").write_text(text)
+    inputs = read_inputs(tmp_path / "values.yaml", tmp_path / "overlays")
+    chart = _write(render(inputs), tmp_path / "out") / CHART
+    assert "{{- range $name, $pool := .Values.driver.pools }}" in (chart / "templates" / "driver.yaml").read_text()
+    p = plan(inputs)
+    assert any(k[3].startswith("nvidia-driver-daemonset-ubuntu2204-5.15.0") for k in normalise(static_objects(p.base)))
+    assert normalise(_template(helm, chart)) == normalise(static_objects(p.base))
+    _reproduced(helm, chart, p, sorted(overlays))
+
 def test_a_fleet_whose_first_pool_holds_its_upgrade_keeps_it_optional(helm: str, tmp_path: Path) -> None:
     """A fleet whose first pool has a zero upgrade budget (``node.upgradeHeld``): the driver body
     is read with that fact false (``OPTIONAL_FACTS``), so the chart asks it beside

@@ -2615,7 +2615,10 @@ def _ranged(analysis: Analysis, comp: Component, synthetic: dict[str, Any], sche
     values = analysis.values
     tpl = Template(fleet.name, gate, {}, pool_key=POOL, booleans=fleet.booleans | body.booleans)
     tpl.pooled = {oid: _in_range(node) for oid, node in body.objects.items() if POOL in oid or oid in declared}
-    tpl.pool_derived = [d for d in body.derived if POOL in d[1] or d[1] in declared]
+    # a derived leaf is found in the build from real values: its object, by the id the analysis
+    # gave it (a precompiled driver's DaemonSet is named after the kernel, a placeholder there)
+    as_base = dict(zip(reader.real_ids, reader.base_ids or (), strict=True))
+    tpl.pool_derived = [(key, as_base[oid], path) for key, oid, path in body.derived if as_base[oid] in tpl.pooled]
     if not tpl.pooled or len({d[0] for d in tpl.pool_derived}) != len(tpl.pool_derived):
         return None
     names = pool_names(values)
