@@ -452,8 +452,6 @@ env:
     - name: dev-log
       mountPath: /dev/log
       readOnly: true
-    {{- with $pool.node.repoMounts }}{{ toYaml . | nindent 4 }}{{ end }}
-    {{- with $pool.node.certMounts }}{{ toYaml . | nindent 4 }}{{ end }}
   startupProbe:
     exec:
       command:
@@ -465,10 +463,10 @@ env:
     timeoutSeconds: 10
     failureThreshold: 120
     successThreshold: 1
-  {{- with $.section.env }}
   env:
-    {{- toYaml . | nindent 4 }}
-  {{- end }}
+    {{- with $.section.env }}{{ toYaml . | nindent 4 }}{{ end }}
+    - name: HOST_ROOT
+      value: {{ $.Values.hostPaths.rootFS | quote }}
   {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
 {{- end -}}
 
@@ -498,6 +496,7 @@ env:
       mountPath: /dev/log
       readOnly: true
     {{- with $pool.node.repoMounts }}{{ toYaml . | nindent 4 }}{{ end }}
+    {{- with $pool.node.certMounts }}{{ toYaml . | nindent 4 }}{{ end }}
   startupProbe:
     exec:
       command:
@@ -541,7 +540,7 @@ env:
     - name: dev-log
       mountPath: /dev/log
       readOnly: true
-    {{- with $pool.node.certMounts }}{{ toYaml . | nindent 4 }}{{ end }}
+    {{- with $pool.node.repoMounts }}{{ toYaml . | nindent 4 }}{{ end }}
   startupProbe:
     exec:
       command:
@@ -561,6 +560,50 @@ env:
 {{- end -}}
 
 {{- define "gpu-stack.driver-nvidia-ctr-4" -}}
+{{- $pool := .pool -}}
+- name: {{ .name | quote }}
+  image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
+  imagePullPolicy: {{ $.section.imagePullPolicy | quote }}
+  command:
+    - bash
+    - -xc
+  {{- with $.section.args }}
+  args:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  securityContext:
+    privileged: true
+    seLinuxOptions:
+      level: s0
+  volumeMounts:
+    - name: run-nvidia
+      mountPath: /run/nvidia
+      mountPropagation: HostToContainer
+    - name: var-log
+      mountPath: /var/log
+    - name: dev-log
+      mountPath: /dev/log
+      readOnly: true
+    {{- with $pool.node.certMounts }}{{ toYaml . | nindent 4 }}{{ end }}
+  startupProbe:
+    exec:
+      command:
+        - sh
+        - -c
+        - "lsmod | grep {{ $.command }}"
+    initialDelaySeconds: 10
+    periodSeconds: 10
+    timeoutSeconds: 10
+    failureThreshold: 120
+    successThreshold: 1
+  {{- with $.section.env }}
+  env:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
+{{- end -}}
+
+{{- define "gpu-stack.driver-nvidia-ctr-5" -}}
 {{- $pool := .pool -}}
 - name: {{ .name | quote }}
   image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
@@ -606,7 +649,7 @@ env:
   {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
 {{- end -}}
 
-{{- define "gpu-stack.driver-nvidia-ctr-5" -}}
+{{- define "gpu-stack.driver-nvidia-ctr-6" -}}
 {{- $pool := .pool -}}
 - name: {{ .name | quote }}
   image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
