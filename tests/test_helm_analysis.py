@@ -282,3 +282,23 @@ def test_a_fleet_with_the_gds_sidecars_on_keeps_the_driver_in_the_range() -> Non
     (tpl,) = helm_ir.analyse_all((driver,), copy.deepcopy(chart_values(model)), model.cluster, load_schema())
     assert tpl.pool_key and tpl.pooled
     assert not any(oid.endswith(("-ubuntu2204", "-rhel94")) for oid in tpl.objects)  # no copy per fleet pool
+
+
+@pytest.mark.parametrize("name", ["example", "gds-gdrcopy-rdma"])
+def test_a_sidecar_a_switch_adds_holds_its_own_variants_of_the_mounts_its_siblings_take(name: str) -> None:
+    """With GDS off in the fleet (the example) or on (gds-gdrcopy-rdma), the GDS sidecar in the
+    driver's range body is one item behind its switch, and the repository and CA mounts it
+    takes beside the driver container (`_pair_beside`) are variants inside it (`_nested`), not
+    a copy of the whole sidecar per combination of the repository and CA pairs."""
+    folder = ROOT if name == "example" else CASES / name
+    model = _base(folder / "values.yaml", folder / "overlays")
+    driver = next(c for c in COMPONENTS if c.name == "driver")
+    (tpl,) = helm_ir.analyse_all((driver,), copy.deepcopy(chart_values(model)), model.cluster, load_schema())
+    (ds,) = [node for oid, node in tpl.pooled.items() if oid.startswith("DaemonSet/")]
+    containers = ds["spec"]["template"]["spec"]["containers"]
+    (sidecar,) = [c for c in containers if isinstance(c, helm_tree.Variant) and any(isinstance(n, dict) and n.get("name") == "nvidia-fs-ctr" for _, n in c.cases)]
+    assert len(sidecar.cases) == 2 and sidecar.cases[1][1] is helm_tree.MISSING
+    mounts = sidecar.cases[0][1]["volumeMounts"]
+    inner = [m for m in mounts if isinstance(m, helm_tree.Variant)]
+    paths = [{a.path[-2:] for conj in m.cases[0][0] for a in conj} for m in inner]
+    assert paths == [{("repoConfig", "configMapName"), ("node", "repoDir")}, {("certConfig", "name"), ("node", "certDir")}]

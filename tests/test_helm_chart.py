@@ -232,6 +232,48 @@ gds: {enabled: true}
 gdrcopy: {enabled: true}
 gitops: {destination: {name: gds}}
 """,
+    "gds-on-repo": """\
+# in a fleet with GDS and GDRCopy off, a cluster that turns GDS on, whose pools set a repository
+# ConfigMap (declared keys), a CA ConfigMap and a secret env (one of them turning GDRCopy on
+# itself): the sidecars mount those ConfigMaps and take the env as the driver container does,
+# only where the pool has the directory (the sidecar's `if` around the item, an `if` inside
+# it around each mount that differs)
+gds: {enabled: true}
+nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+    driver:
+      certConfig: {name: apt-certs}
+  - name: rocky95
+    os: {id: rocky, version: "9.5"}
+    kernel: 5.14.0-503.14.1.el9_5.x86_64
+    driver:
+      repoConfig: {configMapName: rocky-repos, keys: [cuda.repo]}
+      certConfig: {name: rocky-certs}
+      gdrcopy: {enabled: true}
+  - name: precompiled
+    os: {id: ubuntu, version: "24.04"}
+    kernel: 6.8.0-1015-nvidia
+    driver:
+      usePrecompiled: true
+      version: "570"
+      repoConfig: {configMapName: apt-repos}
+      secretEnv: driver-env
+gitops: {destination: {name: gds-on-repo}}
+""",
+    "gdrcopy-on-cert": """\
+# in a fleet with GDRCopy and RDMA off, a cluster that turns them on with a CA and a kernel
+# module ConfigMap fleet-wide and another root filesystem: the GDRCopy sidecar mounts the CA
+# ConfigMap, the peermem sidecar the kernel module one, and both get HOST_ROOT
+gdrcopy: {enabled: true}
+driver:
+  certConfig: {name: fleet-certs}
+  kernelModuleConfig: {name: kmod-params}
+  rdma: {enabled: true}
+hostPaths: {rootFS: /host}
+gitops: {destination: {name: gdrcopy-on-cert}}
+""",
     "mig": """\
 # another MIG strategy, a MIG default and a pool's own profile (the node labeller's POOL_RULES)
 mig: {strategy: mixed}
@@ -421,8 +463,9 @@ gitops: {destination: {name: dra-remove}}
 GDS_SHAPES = {
     "gds-repo": """\
 # in a fleet with the GDS and GDRCopy sidecars on, a pool with repository and CA ConfigMaps
-# (declared keys) and a precompiled pool with one: the sidecars mount them too, only where the
-# pool has the directory (the name and directory pairs, each alone and both set)
+# (declared keys) and a secret env, and a precompiled pool with one: the sidecars mount them
+# too, only where the pool has the directory (the name and directory pairs, each alone and
+# both set), and take the env beside them (each a condition of its own in the one sidecar)
 nodePools:
   - name: ubuntu2204
     os: {id: ubuntu, version: "22.04"}
@@ -433,6 +476,7 @@ nodePools:
     driver:
       repoConfig: {configMapName: rocky-repos, keys: [cuda.repo]}
       certConfig: {name: rocky-certs, keys: [corp-ca.pem]}
+      secretEnv: rocky-env
   - name: rhel94
     os: {id: rhel, version: "9.4"}
     kernel: 5.14.0-427.37.1.el9_4.x86_64
@@ -482,6 +526,17 @@ def _reproduced(helm: str, chart: Path, p: Any, names: list[str]) -> None:
         assert normalise(got) == normalise(static_objects(p.clusters[name])), name
 
 
+def _one_sidecar_body(chart: Path) -> None:
+    """The GDS and GDRCopy sidecars are one named template, each mount they may take behind a
+    condition of its own inside it (not a copy of the sidecar per combination of settings)."""
+    helpers = (chart / "templates" / "_helpers.tpl").read_text()
+    assert helpers.count('define "gpu-stack.driver-nvidia-ctr') == 1
+    body = helpers.split('define "gpu-stack.driver-nvidia-ctr"')[1].split("{{- end -}}")[0]
+    assert "{{- with and $pool.repoConfig.configMapName $pool.node.repoDir $pool.node.repoMounts }}" in body
+    assert "{{- with and $pool.certConfig.name $pool.node.certDir $pool.node.certMounts }}" in body
+    assert (chart / "templates" / "driver.yaml").read_text().count('include "gpu-stack.driver-nvidia-ctr"') == 2
+
+
 def test_clusters_of_other_shapes_are_reproduced(helm: str, tmp_path: Path) -> None:
     """Clusters whose pools, MIG strategy or components differ from the fleet's each get a values
     file with which the chart gives exactly their render: a Rocky pool with a repository and a
@@ -492,10 +547,13 @@ def test_clusters_of_other_shapes_are_reproduced(helm: str, tmp_path: Path) -> N
     a created plugin config with a pool's own config and device plugin args, a vGPU host pool, a
     CRI-O pool beside a containerd one, pools with their own upgrade budget, a k3s and an RKE2 pool (their own runtimeConfig) beside
     plain containerd, a cluster whose only pool sets its own runtimeConfig, a dra pool added to
-    a fleet without one. And in a fleet with a dra pool (the dra-mixed case): that pool's
-    selector changed, a second dra pool, the dra pool removed."""
+    a fleet without one, GDS / GDRCopy / RDMA turned on in a fleet with them off beside pools
+    with repository, CA and kernel module ConfigMaps, a secret env and another root filesystem
+    (the sidecars take them as the driver container does). And in a fleet with a dra pool (the
+    dra-mixed case): that pool's selector changed, a second dra pool, the dra pool removed."""
     chart, p = _fleet_of(tmp_path / "example", SHAPES)
     _reproduced(helm, chart, p, sorted(SHAPES))
+    _one_sidecar_body(chart)
     keyed = normalise(static_objects(p.clusters["config-keys"]))
     pod = next(o for k, o in keyed.items() if (k[1], k[3]) == ("DaemonSet", "nvidia-driver-daemonset-rhel94"))["spec"]["template"]["spec"]
     mounts = {m["mountPath"]: m.get("subPath") for m in pod["containers"][0]["volumeMounts"] if m["name"].endswith("-config")}
@@ -513,6 +571,7 @@ def test_clusters_of_other_shapes_are_reproduced(helm: str, tmp_path: Path) -> N
     chart, p = _fleet_of(tmp_path / "gds", GDS_SHAPES, CASES / "gds-gdrcopy-rdma" / "values.yaml")
     _reproduced(helm, chart, p, sorted(GDS_SHAPES))
     assert "{{- range $name, $pool := .Values.driver.pools }}" in (chart / "templates" / "driver.yaml").read_text()  # one body, not a copy per pool
+    _one_sidecar_body(chart)
     chart, p = _fleet_of(tmp_path / "dra-mixed", DRA_SHAPES, CASES / "dra-mixed" / "values.yaml")
     _reproduced(helm, chart, p, sorted(DRA_SHAPES))
     two = normalise(static_objects(p.clusters["dra-two"]))

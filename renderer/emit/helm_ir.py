@@ -735,6 +735,14 @@ class Analysis:
         """Empty knobs of a pool body whose placeholders break the build together but not alone
         (a repository ConfigMap's name and the OS's directory for it): varied together
         (:meth:`_pair_empty`)."""
+        self.beside: list[tuple[Path, tuple[Path, ...]]] = []
+        """(switch, knobs) of a pool body: a switch that adds an item to a list (the GDS sidecar
+        to the containers) and the knobs (a pair, or one) that change that item once it is there
+        as they change its siblings (the repository mounts): built together (:meth:`_pair_beside`)."""
+        self.kept: dict[tuple[tuple[Path, str], ...], dict[str, Obj] | None] = {}
+        """Trees of two or more changes asked for again (a group's combinations ask for the
+        pairs set, :meth:`_pair_empty`, and for the switches of :attr:`beside` with their knobs):
+        built once, by their memo key."""
 
     def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None, paths: set[Path] | None = None) -> dict[str, Obj] | None:
         try:
@@ -779,6 +787,8 @@ class Analysis:
         """
         vals, memo = self._apply(base_values, changes)
         if len(memo) > 1:  # a combination of a group: built once, never asked for again
+            if memo in self.kept:
+                return self.kept[memo]
             return self.align(self.mask(self.tree(comp, vals)))
         if memo not in self.masked:
             self.failure = set()
@@ -901,6 +911,7 @@ class Analysis:
         self.unbuilt = set()
         self.added = set()
         self.pairs = []
+        self.beside, self.kept = [], {}
         enabled = self.enabling(comp)
         if enabled is None:
             return None
@@ -1395,6 +1406,8 @@ class Analysis:
         expects: dict[TPath, Any] = {}  # where a reference goes, when the base has no such field
         self._pair_siblings(comp, structural, values, base_values, touched, on_values, knob_of, refs, expects)
         self._pair_empty(comp, values, base_values, base, sent, touched, on_values, knob_of)
+        if self.pool_key:
+            self._pair_beside(comp, base_values, base, touched, on_values, knob_of)
         for cond in gate_atoms:
             gate = list(_and(tuple(gate) or ((),), cond))
         _shared_refs(refs, touched, on_values)
@@ -1436,23 +1449,27 @@ class Analysis:
         order of the items, which :func:`tset` keeps (``DRIVER_INSTALL_DIR`` before ``HOST_ROOT`` in a
         validator's env, where ``hostPaths.driverInstallDir`` and ``rootFS`` each add one)."""
         adders: dict[tuple[TPath, str | None], dict[Path, Any]] = {}
+        pairs: dict[Path, tuple[Path, ...]] = {k: pair for pair in self.pairs for k in pair if all(j in on_values and len(on_values[j]) == 2 for j in pair)}
         for group in groups:
             for k in group:
                 for tp in touched[k]:
                     if len(tp) < 2 or not isinstance(tp[-1], tuple) or tget(base, tp) is not MISSING:
                         continue
                     for _, setting in on_values.get(k, ())[1:]:  # the value that adds it (built: memoised)
-                        tree = self.masked_tree(comp, base_values, [(knob_of[k], setting)])
+                        # a pair adds its items only with both set (:meth:`_pair_empty`)
+                        adding = [(knob_of[j], on_values[j][1][1]) for j in pairs[k]] if k in pairs else [(knob_of[k], setting)]
+                        tree = self.masked_tree(comp, base_values, adding)
                         found = tget(tree, tp[:-1]) if tree else MISSING
                         if isinstance(found, list) and tp[-1][1] in (names := _names(found)):
                             there = _names(base_list) if isinstance(base_list := tget(base, tp[:-1]), list) else []
                             pred = next((n for n in reversed(names[: names.index(tp[-1][1])]) if n in there), None)
-                            adders.setdefault((tp[:-1], pred), {}).setdefault(k, setting)
+                            for j, st in adding:
+                                adders.setdefault((tp[:-1], pred), {}).setdefault(j.path, st)
                             break
         out: dict[TPath, list[list[str | None]]] = {}
         built: dict[tuple[Path, ...], dict[str, Obj] | None] = {}
         for (lpath, _), by_knob in adders.items():
-            if len(by_knob) < 2:  # items of one knob only after this predecessor: their order is known
+            if len({pairs.get(k, (k,)) for k in by_knob}) < 2:  # items of one knob (or pair) only after this predecessor: their order is known
                 continue
             changes = sorted(by_knob.items())
             key = tuple(k for k, _ in changes)
@@ -1559,12 +1576,104 @@ class Analysis:
                 continue
             changes = [(k, self._alt_values(k, False, sent, values)[0][1]) for k in knobs if k is not None]
             both = self.masked_tree(comp, base_values, changes)
+            self.kept[self._apply(base_values, changes)[1]] = both  # (asked again: _item_order, _pair_beside, _apply_group)
             found = diff(base, both) if both and set(both) == set(base) else []
             if not found or any(len(f) == 1 for f in found):  # fields, not whole objects
                 continue
             for knob, setting in changes:
                 touched[knob.path] = list(found)
                 on_values[knob.path] = [(False, self._setting(knob, False, values)), (True, setting)]
+
+    def _pair_beside(
+        self,
+        comp: Component,
+        base_values: dict[str, Any],
+        base: dict[str, Obj],
+        touched: dict[Path, list[TPath]],
+        on_values: dict[Path, list[tuple[Any, Any]]],
+        knob_of: dict[Path, Knob],
+    ) -> None:
+        """A boolean switch that adds an item to a list of the base (``gds.enabled``: the GDS
+        sidecar among the containers) built with each "set" or "default" knob, or pair of
+        :attr:`pairs`, that changes a sibling of that item (the repository pair, the driver
+        container's mounts): where that changes the new item too (the sidecar mounts the
+        repository ConfigMap as well), those fields are the knobs' and the switch's, so the
+        three vary in one group (:meth:`_alone_combos` builds them together) and the item,
+        present where the switch says, holds a variant of its own at each of them
+        (:meth:`_nested`). Without this the item is only ever built with those knobs at their
+        base: a fleet with GDS off printed the sidecar without the repository mounts."""
+        pairs: dict[Path, tuple[Path, ...]] = {k: pair for pair in self.pairs for k in pair}
+        for a in [k for k in touched if knob_of[k].kind == "bool" and len(on_values.get(k, ())) == 2]:
+            setting = on_values[a][1][1]
+            alone = self.masked_tree(comp, base_values, [(knob_of[a], setting)])
+            items = [p for p in touched[a] if len(p) > 1 and isinstance(p[-1], tuple) and isinstance(tget(base, p[:-1]), list) and tget(base, p) is MISSING]
+            items = [p for p in items if alone and isinstance(tget(alone, p), dict)]
+            if not items:
+                continue
+            cands: list[tuple[Path, ...]] = []
+            for b in touched:
+                if b == a or any(b in c for c in cands) or knob_of[b].kind not in ("set", "default") or len(on_values.get(b, ())) != 2:
+                    continue
+                if not any(_prefix(p[:-1], q) and len(q) > len(p) for p in items for q in touched[b]):
+                    continue  # changes no sibling of the new items
+                knobs = pairs.get(b, (b,))
+                if all(k in on_values and len(on_values[k]) == 2 for k in knobs):
+                    cands.append(knobs)
+            if not alone or not cands:
+                continue
+            # all of them at once first: each field they change in the new item is the one a
+            # knob changes in a sibling (the same mount, env variable or key), else each alone
+            owners = self._beside_owners(comp, base_values, alone, items, [(knob_of[a], setting)], cands, touched, knob_of, on_values)
+            if owners is None:
+                owners = {}
+                for knobs in cands:
+                    changes = [(knob_of[a], setting), *((knob_of[k], on_values[k][1][1]) for k in knobs)]
+                    both = self.masked_tree(comp, base_values, changes)
+                    if both and set(both) == set(alone):
+                        self.kept[self._apply(base_values, changes)[1]] = both
+                        owners[knobs] = [q for q in diff(alone, both) if any(_prefix(p, q) and len(q) > len(p) for p in items)]
+            for knobs, found in owners.items():
+                if found:
+                    self.beside.append((a, knobs))
+                    for k in (a, *knobs):
+                        touched[k] = [*touched[k], *found]
+
+    def _beside_owners(
+        self,
+        comp: Component,
+        base_values: dict[str, Any],
+        alone: dict[str, Obj],
+        items: list[TPath],
+        switch: list[tuple[Knob, Any]],
+        cands: list[tuple[Path, ...]],
+        touched: dict[Path, list[TPath]],
+        knob_of: dict[Path, Knob],
+        on_values: dict[Path, list[tuple[Any, Any]]],
+    ) -> dict[tuple[Path, ...], list[TPath]] | None:
+        """:meth:`_pair_beside` in one build: the switch with every candidate set, each field
+        that changes in the new items given to the candidates that change that field (the same
+        path below the item) in a sibling; None when a field has no such candidate (or the
+        build fails): then each candidate is built with the switch alone."""
+        changes = [*switch, *((knob_of[k], on_values[k][1][1]) for knobs in cands for k in knobs)]
+        both = self.masked_tree(comp, base_values, changes)
+        if not both or set(both) != set(alone):
+            return None
+        owners: dict[tuple[Path, ...], list[TPath]] = {knobs: [] for knobs in cands}
+        for q in diff(alone, both):
+            item = next((p for p in items if _prefix(p, q) and len(q) > len(p)), None)
+            if item is None:
+                continue
+            rest = q[len(item) :]
+            mine = [
+                knobs
+                for knobs in cands
+                if any(_prefix(item[:-1], t) and len(t) > len(item) and t[len(item) - 1] != item[-1] and (_prefix(rest, t[len(item) :]) or _prefix(t[len(item) :], rest)) for t in touched[knobs[0]])
+            ]
+            if not mine:
+                return None
+            for knobs in mine:
+                owners[knobs].append(q)
+        return owners
 
     def _pair_nameless(
         self,
@@ -1921,28 +2030,107 @@ class Analysis:
                 results.append((tuple(atoms), tree))
         together_tree = built.get(together)
         for tpath in paths:
-            cases: list[tuple[Cond, Any]] = []
-            at: dict[int, Any] = {}  # each tree's node at tpath, looked up once
-            for conj, tree in results:
-                if _left_out(tree, tpath):
-                    continue  # the object is left out (a gate of its own): any content will do
-                node = at[id(tree)] = tget(tree, tpath)
-                for i, (cond, existing) in enumerate(cases):
-                    if existing == node or (existing is MISSING and node is MISSING):
-                        cases[i] = ((*cond, conj), existing)
-                        break
-                else:
-                    cases.append(((conj,), clone(node)))  # the trees are shared; the template is changed later
-            # the base variant goes last, as the `else` branch; "nothing" goes last when it can
-            base_node = tget(base, tpath)
-            cases.sort(key=lambda c: c[1] == base_node or (c[1] is MISSING and base_node is MISSING))
-            if len(cases) == 2 and cases[0][1] is MISSING:
-                cases = _nothing_last(cases, alone)
-            if len(cases) > 1:
-                if not alone:
-                    cases = self._minimal_cases([knob_of[k] for k in group], built, cases, tpath, base_node, at)
-                cases = _together_first(cases, together_tree)
-                tset(objects, tpath, Variant(cases), _ref(results, at, base, together_tree), self.item_order.get(tpath[:-1]))
+            self._place([knob_of[k] for k in group], tpath, results, built, alone, together_tree, base, objects)
+
+    def _place(
+        self,
+        knobs: list[Knob],
+        tpath: TPath,
+        results: list[tuple[Conj, dict[str, Obj]]],
+        built: dict[tuple[Any, ...], dict[str, Obj] | None],
+        alone: bool,
+        together: dict[str, Obj] | None,
+        base: dict[str, Obj],
+        root: Any,
+        within: TPath = (),
+        known: Conj = (),
+    ) -> None:
+        """Put the variant of a group at ``tpath`` into ``root``: the objects, or (``within``)
+        the item at that path of them, printed inside an ``if`` that asks ``known`` (each tree's
+        node at ``within`` is then the root). An item that some cases leave out and the others
+        hold with fields that differ is :meth:`_nested`."""
+        cases: list[tuple[Cond, Any]] = []
+        at: dict[int, Any] = {}  # each tree's node at tpath, looked up once
+        for conj, tree in results:
+            if _left_out(tree, (*within, *tpath)):
+                continue  # the object is left out (a gate of its own): any content will do
+            node = at[id(tree)] = tget(tree, (*within, *tpath))
+            for i, (cond, existing) in enumerate(cases):
+                if existing == node or (existing is MISSING and node is MISSING):
+                    cases[i] = ((*cond, conj), existing)
+                    break
+            else:
+                cases.append(((conj,), clone(node)))  # the trees are shared; the template is changed later
+        if not within and self._nested(knobs, tpath, cases, at, results, built, alone, together, base, root):
+            return
+        if known:  # inside the item's `if`: what it asks holds there
+            cases = [(_absorbed(tuple(tuple(a for a in conj if a not in known) for conj in cond)), node) for cond, node in cases]
+        # the base variant goes last, as the `else` branch; "nothing" goes last when it can
+        base_node = tget(base, (*within, *tpath))
+        cases.sort(key=lambda c: c[1] == base_node or (c[1] is MISSING and base_node is MISSING))
+        if len(cases) == 2 and cases[0][1] is MISSING:
+            cases = _nothing_last(cases, alone)
+        if len(cases) > 1:
+            if not alone:
+                cases = self._minimal_cases(knobs, built, cases, (*within, *tpath), base_node, at)
+            cases = _together_first(cases, together)
+            ref = _ref(results, at, base, together)
+            tset(root, tpath, Variant(cases), tget(ref, within) if within else ref, self.item_order.get((*within, *tpath[:-1])))
+
+    def _nested(
+        self,
+        knobs: list[Knob],
+        tpath: TPath,
+        cases: list[tuple[Cond, Any]],
+        at: dict[int, Any],
+        results: list[tuple[Conj, dict[str, Obj]]],
+        built: dict[tuple[Any, ...], dict[str, Obj] | None],
+        alone: bool,
+        together: dict[str, Obj] | None,
+        base: dict[str, Obj],
+        root: Any,
+    ) -> bool:
+        """Is the list item at ``tpath`` one that some ``cases`` leave out and the others hold
+        with fields that differ (the GDS sidecar, with and without the repository mounts:
+        :meth:`_pair_beside`)? Then it is put as one ``if`` around the item, with a variant of
+        its own at each field that differs, asked only of the builds that hold the item (the
+        issue's rule: a structural knob's if/else wraps the narrowest field or list item that
+        differs, never a copy of the object)."""
+        present = [node for _, node in cases if node is not MISSING]
+        if len(present) < 2 or len(present) == len(cases) or not isinstance(tpath[-1], tuple) or not all(isinstance(n, dict) for n in present):
+            return False
+        inner = _top_paths([q for n in present[1:] for q in diff(present[0], n)])
+        if not inner or any(not q or not isinstance(q[0], str) for q in inner):
+            return False
+        holding = [(conj, tree) for conj, tree in results if at.get(id(tree), MISSING) is not MISSING]
+        # the item as the build nearest the base holds it (fewest knobs away from the base's
+        # combination, the first), with its fields' variants put in; the fullest build (most
+        # of those fields there) gives the order of the items they add
+        first = results[0][0]
+        rep = min(holding, key=lambda r: sum(a not in first for a in r[0]))[1]
+        fullest = max(holding, key=lambda r: sum(tget(r[1], (*tpath, *q)) is not MISSING for q in inner))[1]
+        node = clone(tget(rep, tpath))
+        # each knob varied alone: the atoms every build that holds the item shares are what its `if` asks
+        known = tuple(a for a in holding[0][0] if all(a in conj for conj, _ in holding[1:])) if alone else ()
+        ids = {id(tree) for _, tree in holding}
+        only = {m: (t if t and id(t) in ids else None) for m, t in built.items()}  # the others: don't-cares
+        for q in inner:
+            self._place(knobs, q, holding, only, alone, fullest, rep, node, tpath, known)
+        here = object()  # "the item is there", whatever it holds (compared by identity)
+        seen = {i: (MISSING if n is MISSING else here) for i, n in at.items()}
+        outer: list[tuple[Cond, Any]] = [
+            (_absorbed(tuple(c for cond, n in cases if n is not MISSING for c in cond)), here),
+            (_absorbed(tuple(c for cond, n in cases if n is MISSING for c in cond)), MISSING),
+        ]
+        base_seen = MISSING if tget(base, tpath) is MISSING else here
+        outer.sort(key=lambda c: c[1] is base_seen)
+        if outer[0][1] is MISSING:
+            outer = _nothing_last(outer, alone)
+        if not alone:
+            outer = self._minimal_cases(knobs, built, outer, tpath, base_seen, seen)
+        outer = [(cond, node if n is here else n) for cond, n in _together_first(outer, together)]
+        tset(root, tpath, Variant(outer), _ref(results, at, base, together), self.item_order.get(tpath[:-1]))
+        return True
 
     def _alone_combos(self, group: list[Path], on_values: dict[Path, list[tuple[Any, Any]]]) -> tuple[list[tuple[tuple[Any, Any], ...]], tuple[Any, ...]]:
         """The settings a group too large for its product is built with: the base, each knob's
@@ -1959,7 +2147,18 @@ class Analysis:
         for pairs in [[pair] for pair in paired] + ([paired] if len(paired) > 1 else []):
             on = {group.index(k): on_values[k][1] for pair in pairs for k in pair}
             out.append(tuple(on.get(j, on_values[k][0]) for j, k in enumerate(group)))
-        return out, tuple(label for label, _ in out[-1]) if len(paired) > 1 else ()
+        together = tuple(label for label, _ in out[-1]) if len(paired) > 1 else ()
+        # each switch of :attr:`beside` with its knobs, and with all of them (the order of the items they add)
+        beside: dict[Path, list[tuple[Path, ...]]] = {}
+        for a, knobs in self.beside:
+            if a in group and all(k in group for k in knobs):
+                beside.setdefault(a, []).append(knobs)
+                out.append(tuple(on_values[k][1] if k == a or k in knobs else on_values[k][0] for k in group))
+        for a, sets in beside.items():
+            if len(sets) > 1:
+                every = {k for knobs in sets for k in knobs}
+                out.append(tuple(on_values[k][1] if k == a or k in every else on_values[k][0] for k in group))
+        return out, together
 
     def _combo_tree(
         self,
@@ -2722,6 +2921,15 @@ def _together_first(cases: list[tuple[Cond, Any]], together: dict[str, Obj] | No
     last = cases[-1:] if () in cases[-1][0] else []
     rest = cases[: len(cases) - len(last)]
     return sorted(rest, key=lambda c: (c[1] is not MISSING, -min(len(conj) for conj in c[0]))) + last
+
+
+def _absorbed(cond: Cond) -> Cond:
+    """``cond`` without the products another one of it is part of (``a or (a and b)`` is ``a``)."""
+    out: list[Conj] = []
+    for conj in cond:
+        if conj not in out and not any(set(o) < set(conj) for o in cond):
+            out.append(conj)
+    return tuple(out)
 
 
 def _left_out(tree: dict[str, Obj], tpath: TPath) -> bool:

@@ -37,7 +37,9 @@ from renderer.emit.helm_text import (
 from renderer.emit.helm_tree import (
     MISSING,
     NAME_KEY,
+    Atom,
     Block,
+    Cond,
     Derived,
     Interp,
     MergeBlock,
@@ -526,8 +528,8 @@ class _Shapes:
         key: Any
         leaves: tuple[Any, ...] = ()
         parts: list[Any] = []
-        if self.sections and isinstance(node, (Ref, Block)) and _sectioned_path(node.path):
-            shape = ("Ref", node.path[1:], node.quote, node.text, node.number) if isinstance(node, Ref) else ("Block", node.path[1:])
+        if self.sections and isinstance(node, (Ref, Block, Splice)) and _sectioned_path(node.path):
+            shape: Any = ("Ref", node.path[1:], node.quote, node.text, node.number) if isinstance(node, Ref) else (type(node).__name__, node.path[1:], getattr(node, "is_map", None))
             key, leaves = shape, (_Section(node.path[:1]),)
         elif self.sections and isinstance(node, Interp):
             for part in node.parts:
@@ -537,9 +539,10 @@ class _Shapes:
             key = ("interp", tuple(parts))
         elif isinstance(node, Variant):
             for cond, case in node.cases:
-                num, sub = self.of(case)
-                parts.append((repr(cond), num))
-                leaves += sub
+                shape, sub = self._cond(cond)
+                num, more = self.of(case)
+                parts.append((shape, num))
+                leaves += sub + more
             key = ("v", tuple(parts))
         elif isinstance(node, dict):
             for k, v in node.items():
@@ -565,22 +568,44 @@ class _Shapes:
             self.memo[id(node)] = (node, num, leaves)
         return num, leaves
 
+    def _cond(self, cond: Cond) -> tuple[str, tuple[Any, ...]]:
+        """A condition's shape and leaves: with ``sections``, each atom on a values section other
+        than the pools' (``gds.env``) up to that section (the sidecars' ``if $gds.env``)."""
+        if not self.sections:
+            return repr(cond), ()
+        moved = tuple(a for conj in cond for a in conj if _sectioned_path(a.path))
+        if not moved:
+            return repr(cond), ()
+        shape = tuple(tuple((a.path[1:] if _sectioned_path(a.path) else a.path, a.op, a.value) for a in conj) for conj in cond)
+        return repr(shape), tuple(_Section(a.path[:1]) for a in moved)
+
     def substitute(self, node: Any, params: dict[int, str | Param], sections: dict[int, Path] | None = None) -> Any:
         """``node`` with its i-th literal string replaced by ``Param(params[i])`` (or ``params[i]``
         itself) and, with ``sections``, the section of its i-th read by ``sections[i]``."""
         count = [0]
         moved = sections or {}
 
+        def atom(a: Atom) -> Atom:
+            if not (self.sections and _sectioned_path(a.path)):
+                return a
+            i = count[0]
+            count[0] += 1
+            return replace(a, path=(*moved[i], *a.path[1:])) if i in moved else a
+
         def walk(n: Any) -> Any:
             if isinstance(n, Variant):
-                return Variant([(c, walk(case)) for c, case in n.cases])
+                out = []
+                for c, case in n.cases:  # the condition's leaves come before the case's (_Shapes.of)
+                    cond = tuple(tuple(atom(a) for a in conj) for conj in c)
+                    out.append((cond, walk(case)))
+                return Variant(out)
             if isinstance(n, dict):
                 return {k: walk(v) for k, v in n.items()}
             if isinstance(n, list):
                 return [walk(v) for v in n]
             if self.sections and isinstance(n, Interp):
                 return Interp(tuple(walk(p) for p in n.parts))
-            if self.sections and isinstance(n, (Ref, Block)) and _sectioned_path(n.path):
+            if self.sections and isinstance(n, (Ref, Block, Splice)) and _sectioned_path(n.path):
                 i = count[0]
                 count[0] += 1
                 return replace(n, path=(*moved[i], *n.path[1:])) if i in moved else n

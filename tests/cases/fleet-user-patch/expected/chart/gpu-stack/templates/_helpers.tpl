@@ -109,6 +109,13 @@ updateStrategy:
 {{- end }}
 {{- end -}}
 
+{{- define "gpu-stack.env" -}}
+env:
+  - name: NVIDIA_VISIBLE_DEVICES
+    value: void
+  {{- with include "gpu-stack.host-root" . | trim }}{{ . | nindent 2 }}{{ end }}
+{{- end -}}
+
 {{- define "gpu-stack.nv-firmware" -}}
 - name: nv-firmware
   hostPath:
@@ -380,13 +387,6 @@ endpoints:
       mountPropagation: HostToContainer
 {{- end -}}
 
-{{- define "gpu-stack.env" -}}
-env:
-  - name: NVIDIA_VISIBLE_DEVICES
-    value: void
-  {{- with include "gpu-stack.host-root" . | trim }}{{ . | nindent 2 }}{{ end }}
-{{- end -}}
-
 {{- define "gpu-stack.config-manager" -}}
 - name: config-manager
   image: "{{ .Values.devicePlugin.repository }}/{{ .Values.devicePlugin.image }}:{{ .Values.devicePlugin.version }}"
@@ -452,6 +452,8 @@ env:
     - name: dev-log
       mountPath: /dev/log
       readOnly: true
+    {{- with and $pool.repoConfig.configMapName $pool.node.repoDir $pool.node.repoMounts }}{{ toYaml . | nindent 4 }}{{ end }}
+    {{- with and $pool.certConfig.name $pool.node.certDir $pool.node.certMounts }}{{ toYaml . | nindent 4 }}{{ end }}
   startupProbe:
     exec:
       command:
@@ -463,9 +465,15 @@ env:
     timeoutSeconds: 10
     failureThreshold: 120
     successThreshold: 1
-  {{- with $.section.env }}
+  {{- if or $.section.env (ne $.Values.hostPaths.rootFS "/") }}
   env:
-    {{- toYaml . | nindent 4 }}
+    {{- with $.section.env }}{{ toYaml . | nindent 4 }}{{ end }}
+    {{- with include "gpu-stack.host-root" $ | trim }}{{ . | nindent 4 }}{{ end }}
+  {{- end }}
+  {{- if $pool.secretEnv }}
+  envFrom:
+    - secretRef:
+        name: {{ $pool.secretEnv | quote }}
   {{- end }}
   {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
 {{- end -}}

@@ -452,8 +452,8 @@ env:
     - name: dev-log
       mountPath: /dev/log
       readOnly: true
-    {{- with $pool.node.repoMounts }}{{ toYaml . | nindent 4 }}{{ end }}
-    {{- with $pool.node.certMounts }}{{ toYaml . | nindent 4 }}{{ end }}
+    {{- with and $pool.repoConfig.configMapName $pool.node.repoDir $pool.node.repoMounts }}{{ toYaml . | nindent 4 }}{{ end }}
+    {{- with and $pool.certConfig.name $pool.node.certDir $pool.node.certMounts }}{{ toYaml . | nindent 4 }}{{ end }}
   startupProbe:
     exec:
       command:
@@ -465,186 +465,15 @@ env:
     timeoutSeconds: 10
     failureThreshold: 120
     successThreshold: 1
-  {{- with $.section.env }}
+  {{- if or $.section.env (ne $.Values.hostPaths.rootFS "/") }}
   env:
-    {{- toYaml . | nindent 4 }}
+    {{- with $.section.env }}{{ toYaml . | nindent 4 }}{{ end }}
+    {{- with include "gpu-stack.host-root" $ | trim }}{{ . | nindent 4 }}{{ end }}
   {{- end }}
-  {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
-{{- end -}}
-
-{{- define "gpu-stack.driver-nvidia-ctr-2" -}}
-{{- $pool := .pool -}}
-- name: {{ .name | quote }}
-  image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
-  imagePullPolicy: {{ $.section.imagePullPolicy | quote }}
-  command:
-    - bash
-    - -xc
-  {{- with $.section.args }}
-  args:
-    {{- toYaml . | nindent 4 }}
-  {{- end }}
-  securityContext:
-    privileged: true
-    seLinuxOptions:
-      level: s0
-  volumeMounts:
-    - name: run-nvidia
-      mountPath: /run/nvidia
-      mountPropagation: HostToContainer
-    - name: var-log
-      mountPath: /var/log
-    - name: dev-log
-      mountPath: /dev/log
-      readOnly: true
-    {{- with $pool.node.repoMounts }}{{ toYaml . | nindent 4 }}{{ end }}
-  startupProbe:
-    exec:
-      command:
-        - sh
-        - -c
-        - "lsmod | grep {{ $.command }}"
-    initialDelaySeconds: 10
-    periodSeconds: 10
-    timeoutSeconds: 10
-    failureThreshold: 120
-    successThreshold: 1
-  {{- with $.section.env }}
-  env:
-    {{- toYaml . | nindent 4 }}
-  {{- end }}
-  {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
-{{- end -}}
-
-{{- define "gpu-stack.driver-nvidia-ctr-3" -}}
-{{- $pool := .pool -}}
-- name: {{ .name | quote }}
-  image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
-  imagePullPolicy: {{ $.section.imagePullPolicy | quote }}
-  command:
-    - bash
-    - -xc
-  {{- with $.section.args }}
-  args:
-    {{- toYaml . | nindent 4 }}
-  {{- end }}
-  securityContext:
-    privileged: true
-    seLinuxOptions:
-      level: s0
-  volumeMounts:
-    - name: run-nvidia
-      mountPath: /run/nvidia
-      mountPropagation: HostToContainer
-    - name: var-log
-      mountPath: /var/log
-    - name: dev-log
-      mountPath: /dev/log
-      readOnly: true
-    {{- with $pool.node.certMounts }}{{ toYaml . | nindent 4 }}{{ end }}
-  startupProbe:
-    exec:
-      command:
-        - sh
-        - -c
-        - "lsmod | grep {{ $.command }}"
-    initialDelaySeconds: 10
-    periodSeconds: 10
-    timeoutSeconds: 10
-    failureThreshold: 120
-    successThreshold: 1
-  {{- with $.section.env }}
-  env:
-    {{- toYaml . | nindent 4 }}
-  {{- end }}
-  {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
-{{- end -}}
-
-{{- define "gpu-stack.driver-nvidia-ctr-4" -}}
-{{- $pool := .pool -}}
-- name: {{ .name | quote }}
-  image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
-  imagePullPolicy: {{ $.section.imagePullPolicy | quote }}
-  command:
-    - bash
-    - -xc
-  {{- with $.section.args }}
-  args:
-    {{- toYaml . | nindent 4 }}
-  {{- end }}
-  securityContext:
-    privileged: true
-    seLinuxOptions:
-      level: s0
-  volumeMounts:
-    - name: run-nvidia
-      mountPath: /run/nvidia
-      mountPropagation: HostToContainer
-    - name: var-log
-      mountPath: /var/log
-    - name: dev-log
-      mountPath: /dev/log
-      readOnly: true
-  startupProbe:
-    exec:
-      command:
-        - sh
-        - -c
-        - "lsmod | grep {{ $.command }}"
-    initialDelaySeconds: 10
-    periodSeconds: 10
-    timeoutSeconds: 10
-    failureThreshold: 120
-    successThreshold: 1
-  {{- with $.section.env }}
-  env:
-    {{- toYaml . | nindent 4 }}
-  {{- end }}
+  {{- if $pool.secretEnv }}
   envFrom:
     - secretRef:
         name: {{ $pool.secretEnv | quote }}
-  {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
-{{- end -}}
-
-{{- define "gpu-stack.driver-nvidia-ctr-5" -}}
-{{- $pool := .pool -}}
-- name: {{ .name | quote }}
-  image: "{{ $.section.repository }}/{{ $.section.image }}:{{ $.section.version }}-{{ $pool.node.osTag }}"
-  imagePullPolicy: {{ $.section.imagePullPolicy | quote }}
-  command:
-    - bash
-    - -xc
-  {{- with $.section.args }}
-  args:
-    {{- toYaml . | nindent 4 }}
-  {{- end }}
-  securityContext:
-    privileged: true
-    seLinuxOptions:
-      level: s0
-  volumeMounts:
-    - name: run-nvidia
-      mountPath: /run/nvidia
-      mountPropagation: HostToContainer
-    - name: var-log
-      mountPath: /var/log
-    - name: dev-log
-      mountPath: /dev/log
-      readOnly: true
-  startupProbe:
-    exec:
-      command:
-        - sh
-        - -c
-        - "lsmod | grep {{ $.command }}"
-    initialDelaySeconds: 10
-    periodSeconds: 10
-    timeoutSeconds: 10
-    failureThreshold: 120
-    successThreshold: 1
-  {{- with $.section.env }}
-  env:
-    {{- toYaml . | nindent 4 }}
   {{- end }}
   {{- with include "gpu-stack.mergedEntry" (list "resources" $.Values.driver.resources $pool.resources) }}{{ . | nindent 2 }}{{ end }}
 {{- end -}}
