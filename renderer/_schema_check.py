@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = '81ba8d3a6104f37c8b6e4750bfc784edeaf828034e79ed2ca0116d6a110744c4'
+SCHEMA_SHA256 = '2299f1a2f7db55d5e8b4bf580aff35b08523896d0d1d07f21dfe406a98aceacb'
 VERSION = "2.22.3"
 from decimal import Decimal
 import re
@@ -1611,6 +1611,18 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.worker.pciDeviceLabelFields[{data__nfd__worker__pciDeviceLabelFields_x}]".format(**locals()) + " must be string")
                                     if not (isinstance(data__nfd__worker__pciDeviceLabelFields_item, str) and data__nfd__worker__pciDeviceLabelFields_item == 'class' or isinstance(data__nfd__worker__pciDeviceLabelFields_item, str) and data__nfd__worker__pciDeviceLabelFields_item == 'vendor' or isinstance(data__nfd__worker__pciDeviceLabelFields_item, str) and data__nfd__worker__pciDeviceLabelFields_item == 'device' or isinstance(data__nfd__worker__pciDeviceLabelFields_item, str) and data__nfd__worker__pciDeviceLabelFields_item == 'subsystem_vendor' or isinstance(data__nfd__worker__pciDeviceLabelFields_item, str) and data__nfd__worker__pciDeviceLabelFields_item == 'subsystem_device'):
                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.worker.pciDeviceLabelFields[{data__nfd__worker__pciDeviceLabelFields_x}]".format(**locals()) + " must be one of ['class', 'vendor', 'device', 'subsystem_vendor', 'subsystem_device']")
+                        if "customSources" in data__nfd__worker_keys:
+                            data__nfd__worker_keys.remove("customSources")
+                            data__nfd__worker__customSources = data__nfd__worker["customSources"]
+                            if not isinstance(data__nfd__worker__customSources, (list, tuple)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.worker.customSources must be array")
+                            data__nfd__worker__customSources_is_list = isinstance(data__nfd__worker__customSources, (list, tuple))
+                            if data__nfd__worker__customSources_is_list:
+                                data__nfd__worker__customSources_len = len(data__nfd__worker__customSources)
+                                if data__nfd__worker__customSources_len > 256:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.worker.customSources must contain less than or equal to 256 items")
+                                for data__nfd__worker__customSources_x, data__nfd__worker__customSources_item in enumerate(data__nfd__worker__customSources):
+                                    validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data__nfd__worker__customSources_item, custom_formats, (name_prefix or "data") + ".nfd.worker.customSources[{data__nfd__worker__customSources_x}]".format(**locals()))
                         if data__nfd__worker_keys:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.worker must not contain "+str(data__nfd__worker_keys)+" properties")
                 if "priorityClassName" in data__nfd_keys:

@@ -57,6 +57,7 @@ MOVES: tuple[Move, ...] = (
     Move("node-feature-discovery.worker.extraEnvs", "nfd.worker.extraEnvs", "NFD is rendered by gpu-render: the worker's extra env (an API server address)"),
     Move("node-feature-discovery.worker.config.sources.pci.deviceClassWhitelist", "nfd.worker.pciDeviceClassWhitelist", "NFD is rendered by gpu-render: the worker's PCI whitelist"),
     Move("node-feature-discovery.worker.config.sources.pci.deviceLabelFields", "nfd.worker.pciDeviceLabelFields", "NFD is rendered by gpu-render"),
+    Move("node-feature-discovery.worker.config.sources.custom", "nfd.worker.customSources", "NFD is rendered by gpu-render: the worker's custom feature rules"),
     # renamed upstream
     Move("dcgmPodExporter.image", "dcgmExporter.image", "renamed dcgmExporter in 1.1"),
     Move("dcgmPodExporter.repository", "dcgmExporter.repository", "renamed dcgmExporter in 1.1"),

@@ -282,7 +282,51 @@ def pool_rules(located: Located, defaulted: dict[str, Any] | None = None) -> lis
 
     problems += dra_rules.rules(located, values)
     problems += _openshift(located, values)
+    problems += nfd_os_rules(located, values)
     return problems
+
+
+OS_LABEL = re.compile(r"feature\.node\.kubernetes\.io/system-os_release\.(ID|VERSION_ID)[\"']?\s*[=:]\s*[\"']?([A-Za-z0-9._-]+)")
+"""An OS label a custom NFD rule sets: ``...VERSION_ID=0`` in a ``labelsTemplate``, or
+``"...VERSION_ID": "0"`` in its ``labels`` (as JSON)."""
+OS_KEYS = {"ID": "id", "VERSION_ID": "version"}
+
+
+def nfd_os_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """A warning at each custom NFD rule that sets the node's OS labels, for the pools whose
+    ``os`` says otherwise: the driver DaemonSet of a pool selects its nodes by those labels, and
+    the operator picks the driver image by them (Garden Linux labels ``VERSION_ID=0``, the
+    version its images are tagged with: a pool that says ``1592.4`` pulls an image that does not
+    exist, or never schedules)."""
+    nfd = values.get("nfd") or {}
+    if not nfd.get("enabled", True):
+        return []
+    out: list[Problem] = []
+    pools = [p for p in values.get("nodePools") or [] if isinstance(p, dict)]
+    for index, rule in enumerate((nfd.get("worker") or {}).get("customSources") or []):
+        sets = dict(OS_LABEL.findall(json.dumps(rule)))
+        other = [
+            str(p.get("name"))
+            for p in pools
+            if any(str((p.get("os") or {}).get(OS_KEYS[label], "")) != value for label, value in sets.items())
+            and str((p.get("os") or {}).get("id", "")) == sets.get("ID", str((p.get("os") or {}).get("id", "")))
+        ]
+        if not other:
+            continue
+        said = ", ".join(f"{OS_KEYS[label]} {value!r}" for label, value in sorted(sets.items()))
+        name = rule.get("name", index) if isinstance(rule, dict) else index
+        out.append(
+            _problem(
+                located,
+                f"/nfd/worker/customSources/{index}",
+                f"custom NFD rule {name!r} labels its nodes' OS ({said}), which node pool(s) {', '.join(other)} say otherwise",
+                "a pool's driver DaemonSet selects its nodes by these labels and the operator picks the driver image by them: "
+                "where the rule matches a pool's nodes, write that pool's os as the rule labels it",
+                "nfd-os-label",
+                Severity.WARNING,
+            )
+        )
+    return out
 
 
 def _openshift(located: Located, values: dict[str, Any]) -> list[Problem]:

@@ -91,6 +91,8 @@ class _Importer:
                 del node[key]
             elif hasattr(node[key], "keys"):
                 self.extract(node[key], dotted)
+                if not node[key]:
+                    del node[key]  # everything in it moved: nothing left to say removed
 
     def coerce(self, node: Any, key: Any, dotted: str) -> None:
         value = node[key]

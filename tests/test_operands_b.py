@@ -217,6 +217,37 @@ def test_nfd_worker_on_the_host_network_as_the_nfd_chart() -> None:
     assert "hostNetwork" not in plain["spec"]["template"]["spec"] and plain["spec"]["template"]["spec"]["dnsPolicy"] == "ClusterFirstWithHostNet"
 
 
+GARDEN_RULE = {
+    "name": "gardenlinux-version",
+    "labelsTemplate": "{{ range .system.osrelease }}feature.node.kubernetes.io/system-os_release.VERSION_ID=0\n{{ end }}\n",
+    "matchFeatures": [{"feature": "system.osrelease", "matchExpressions": {"GARDENLINUX_VERSION": {"op": "Exists"}}}],
+}
+
+
+def test_nfd_custom_sources_go_into_the_worker_config_as_written() -> None:
+    vals = values("full-container")
+    vals["nfd"] = deep_merge(vals.get("nfd", {}), {"worker": {"customSources": [GARDEN_RULE]}})
+    config = yaml.safe_load(nfd.worker_config(model(vals)))
+    assert config["sources"]["custom"] == [GARDEN_RULE] and "pci" in config["sources"]
+    assert "custom" not in yaml.safe_load(nfd.worker_config(model(values("full-container"))))["sources"]
+
+
+@pytest.mark.parametrize(("version", "warned"), [("1592.4", True), ("0", False)])
+def test_a_custom_rule_that_relabels_the_os_warns_for_pools_that_say_otherwise(version: str, warned: bool) -> None:
+    """Garden Linux's rule labels VERSION_ID=0, the version its driver images are tagged with: a
+    pool that says 1592.4 selects no node (or pulls an image that does not exist)."""
+    from renderer.pipeline import plan
+
+    policy = {
+        "nodePools": [{"name": "garden", "os": {"id": "gardenlinux", "version": version}, "kernel": "6.6.62-cloud-amd64"}],
+        "nfd": {"worker": {"customSources": [GARDEN_RULE]}},
+    }
+    found = [p for p in plan(Inputs(yamlio.dump(policy).encode(), "values.yaml")).problems if p.code == "nfd-os-label"]
+    assert [(p.pointer, p.severity.name) for p in found] == ([("/nfd/worker/customSources/0", "WARNING")] if warned else [])
+    if warned:
+        assert "version '0'" in found[0].message and "garden" in found[0].message
+
+
 def test_nfd_rules_never_manage_deploy_labels() -> None:
     for obj in all_objects(values("full-container")):
         if obj["kind"] == "NodeFeatureRule":

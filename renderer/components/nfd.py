@@ -91,13 +91,17 @@ def master_config(model: Model) -> str:
 
 
 def worker_config(model: Model) -> str:
-    """Worker config as the GPU Operator sets it: PCI labels for NICs and GPUs, by vendor."""
+    """Worker config as the GPU Operator sets it: PCI labels for NICs and GPUs, by vendor; and
+    the policy's custom feature rules (``nfd.worker.customSources``)."""
     worker = model.section("nfd").get("worker", {})
     pci = {
         "deviceClassWhitelist": [str(x) for x in worker.get("pciDeviceClassWhitelist") or []],
         "deviceLabelFields": [str(x) for x in worker.get("pciDeviceLabelFields") or []],
     }
-    return yamlio.dump({"sources": {"pci": pci}})
+    sources: dict[str, Any] = {"pci": pci}
+    if worker.get("customSources"):
+        sources["custom"] = [dict(rule) for rule in worker["customSources"]]  # the NFD chart's as written
+    return yamlio.dump({"sources": sources})
 
 
 def _config_map(name: str, model: Model, key: str, text: str, role: str) -> Obj:
