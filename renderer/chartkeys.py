@@ -42,6 +42,7 @@ _SELECTOR = "gpu-render's DaemonSets select GPU nodes themselves (gpu.present an
 MOVES: tuple[Move, ...] = (
     # gpu-render's own keys for what the operator found out in the cluster
     Move("operator.defaultRuntime", "cluster.containerRuntime", "the runtime the toolkit configures (RUNTIME); per pool: nodePools[].runtime"),
+    Move("operator.runtimeClass", "cluster.runtimeClass", "the name of the RuntimeClass the operator creates and the toolkit configures (CONTAINERD_RUNTIME_CLASS)"),
     Move("platform.openshift", "cluster.capabilities.openshift", "gpu-render does not probe the cluster; say it is OpenShift"),
     # the NFD subchart's values that gpu-render's own NFD renders
     Move("node-feature-discovery.worker.tolerations", "nfd.worker.tolerations", "NFD is rendered by gpu-render: worker tolerations (a tainted GPU pool needs them)"),

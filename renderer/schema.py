@@ -458,7 +458,29 @@ def operator_only_warnings(located: Located) -> list[Problem]:
             file, line, col = located.locate(pointer, key=True)
             dotted = ".".join(_unescape(part) for part in pointer[1:].split("/"))
             out.append(Problem(file, line, col, pointer, f"{dotted!r} has no effect: {why}", code="operator-only" if listed in OPERATOR_ONLY else "no-effect", severity=Severity.WARNING))
+            if listed in OPERATOR_ONLY:
+                out += _moved_inside(located, pointer)
     return sorted(out)
+
+
+def _moved_inside(located: Located, pointer: str) -> list[Problem]:
+    """An error at each key of an operator-only section that has a place of its own here
+    (``operator.defaultRuntime`` is ``cluster.containerRuntime``): left where the chart had it,
+    it would be ignored, and the cluster would get the default instead of what it says."""
+    from renderer import chartkeys
+
+    prefix = ".".join(_unescape(part) for part in pointer[1:].split("/")) + "."
+    out: list[Problem] = []
+    for move in chartkeys.MOVES:
+        if move.to is None or "*" in move.pattern or not move.pattern.startswith(prefix):
+            continue
+        at = "/" + "/".join(part.replace("~", "~0").replace("/", "~1") for part in move.pattern.split("."))
+        for where, _ in _expand(located.data, at):
+            file, line, col = located.locate(where, key=True)
+            message = f"{move.pattern!r} is {move.to!r} in a gpu-render policy: here it would be ignored"
+            hint = f"move it to {move.to}: {move.why}; gpu-render import-operator-values moves it"
+            out.append(Problem(file, line, col, where, message, hint=hint, code="chart-key-moved"))
+    return out
 
 
 def _same_as_default(value: Any, found: list[tuple[str, Any]]) -> bool:

@@ -102,3 +102,15 @@ def test_chart_name_overrides_are_removed_with_their_reason(key: str) -> None:
     p = plan(Inputs(f"{key}: gpu-operator\n".encode(), "values.yaml"))
     assert [x.code for x in p.problems if x.pointer == f"/{key}"] == ["operator-only"]
     assert not [x for x in p.problems if x.pointer == f"/{key}" and x.severity.name == "ERROR"]
+
+
+def test_operator_keys_with_a_place_here_are_refused_where_the_chart_had_them() -> None:
+    """A policy written by hand from chart values keeps `operator.defaultRuntime: crio`: left
+    there it would render containerd, so validate refuses it and names the key it is here."""
+    text = "operator:\n  defaultRuntime: crio\n  runtimeClass: nvidia-cdi\n  resources: {limits: {cpu: 500m}}\n"
+    p = plan(Inputs(text.encode(), "values.yaml"))
+    moved = sorted((x.pointer, x.line, x.severity.name) for x in p.problems if x.code == "chart-key-moved")
+    assert moved == [("/operator/defaultRuntime", 2, "ERROR"), ("/operator/runtimeClass", 3, "ERROR")]
+    data, result = _import(text)
+    assert data["cluster"]["runtimeClass"] == "nvidia-cdi" and data["cluster"]["containerRuntime"] == "crio"
+    assert {m[0] for m in result.moved} == {"operator.defaultRuntime", "operator.runtimeClass"}

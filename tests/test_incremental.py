@@ -179,7 +179,7 @@ def test_dry_run_uses_but_does_not_update_the_cache(repo: Path, run_cli) -> None
 @pytest.mark.slow
 def test_warnings_of_reused_clusters_are_still_reported(repo: Path, run_cli, rendered: list[str]) -> None:  # type: ignore[no-untyped-def]
     values = repo / "overlays" / "prod-east" / "values.yaml"
-    values.write_text(values.read_text() + "operator:\n  defaultRuntime: containerd\n")
+    values.write_text(values.read_text() + "operator:\n  priorityClassName: high\n")
     first = run_cli("build")
     assert first.exit_code == 0
     assert "overlays/prod-east/values.yaml" in first.stderr

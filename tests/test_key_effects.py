@@ -33,6 +33,11 @@ USER_PATCH = "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: nvidia-de
 REFUSED_BY_DESIGN = {
     "cluster.capabilities.openshift": "OpenShift is refused until it is rendered whole (docs/fidelity.md)",
     "nodePools.*.runtimeVersion": "a statement about the nodes: its effect is the DRA pool's CDI check at validate time",
+    # chart keys with a place of their own here: left where the chart had them they would be
+    # ignored, so they are refused there (chart-key-moved), the importer moves them
+    "operator.defaultRuntime": "cluster.containerRuntime here",
+    "operator.runtimeClass": "cluster.runtimeClass here",
+    "platform.openshift": "cluster.capabilities.openshift here",
 }
 """Keys whose changed value is refused at validate time on purpose (their effect is the refusal)."""
 
