@@ -469,13 +469,19 @@ def _moved_inside(located: Located, pointer: str) -> list[Problem]:
     it would be ignored, and the cluster would get the default instead of what it says."""
     from renderer import chartkeys
 
+    from renderer.resolve import with_defaults
+
     prefix = ".".join(_unescape(part) for part in pointer[1:].split("/")) + "."
+    defaults = with_defaults({})
     out: list[Problem] = []
     for move in chartkeys.MOVES:
         if move.to is None or "*" in move.pattern or not move.pattern.startswith(prefix):
             continue
         at = "/" + "/".join(part.replace("~", "~0").replace("/", "~1") for part in move.pattern.split("."))
-        for where, _ in _expand(located.data, at):
+        here = "/" + move.to.replace(".", "/")
+        for where, value in _expand(located.data, at):
+            if _same_as_default(value, _expand(defaults, here)) and not _expand(located.data, here):
+                continue  # what it says is what renders here anyway: nothing is lost
             file, line, col = located.locate(where, key=True)
             message = f"{move.pattern!r} is {move.to!r} in a gpu-render policy: here it would be ignored"
             hint = f"move it to {move.to}: {move.why}; gpu-render import-operator-values moves it"

@@ -114,3 +114,5 @@ def test_operator_keys_with_a_place_here_are_refused_where_the_chart_had_them() 
     data, result = _import(text)
     assert data["cluster"]["runtimeClass"] == "nvidia-cdi" and data["cluster"]["containerRuntime"] == "crio"
     assert {m[0] for m in result.moved} == {"operator.defaultRuntime", "operator.runtimeClass"}
+    quiet = "operator:\n  defaultRuntime: containerd\n  runtimeClass: nvidia\nplatform: {openshift: false}\n"
+    assert not [x for x in plan(Inputs(quiet.encode(), "values.yaml")).problems if x.code == "chart-key-moved"]  # the defaults here: nothing lost
