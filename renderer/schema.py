@@ -468,7 +468,6 @@ def _moved_inside(located: Located, pointer: str) -> list[Problem]:
     (``operator.defaultRuntime`` is ``cluster.containerRuntime``): left where the chart had it,
     it would be ignored, and the cluster would get the default instead of what it says."""
     from renderer import chartkeys
-
     from renderer.resolve import with_defaults
 
     prefix = ".".join(_unescape(part) for part in pointer[1:].split("/")) + "."
