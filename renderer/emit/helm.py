@@ -143,6 +143,8 @@ class Chart:
     values: dict[str, Any]
     templates: list[helm_tree.Template]
     memo: helm_eval.EvalMemo = field(default_factory=helm_eval.EvalMemo)
+    printer: yamlio.EntryPrinter = field(default_factory=yamlio.EntryPrinter)
+    """Prints the clusters' values files, which repeat whole sections (see :func:`cluster_values`)."""
 
 
 def analyse(fleet: Model, base_objs: dict[str, list[Obj]] | None = None, found: tuple[dict[str, Any], list[helm_tree.Template]] | None = None) -> Chart:
@@ -221,7 +223,11 @@ def emit_fleet(fleet: Model, chart: Chart, summaries: dict[str, dict[str, str]],
 
 def cluster_values(chart: Chart, name: str, model: Model, objs: dict[str, list[Obj]] | None = None) -> tuple[str | None, str]:
     """(values-<cluster>.yaml text, "") when the chart reproduces the cluster's render exactly,
-    else (None, the first objects that differ)."""
+    else (None, the first objects that differ).
+
+    The text is parsed back to the values it was printed from (the self-check need not parse it
+    again): the fleet's files repeat whole sections, each distinct one printed and parsed once
+    (``yamlio.EntryPrinter``)."""
     values = chart_values(model)
     static = static_objects(model, objs)
     # a computed value of an object the cluster does not render keeps the fleet's (its template
@@ -235,7 +241,12 @@ def cluster_values(chart: Chart, name: str, model: Model, objs: dict[str, list[O
         differ = sorted({k[1] + "/" + k[3] for k in set(got) ^ set(want)} | {k[1] + "/" + k[3] for k in set(got) & set(want) if got[k] != want[k]})
         return None, ", ".join(differ[:5])
     header = yamlio.HEADER + f"# Values of cluster {name}: helm template -f values-{name}.yaml gives its render.\n"
-    return header + yamlio.dump(overrides(chart.values, values) or {}), ""
+    try:
+        return header + chart.printer.dump(overrides(chart.values, values) or {}), ""
+    except yamlio.ParseBackError as exc:  # pragma: no cover - a bug if it ever fires
+        from renderer.render import SelfCheckError
+
+        raise SelfCheckError(f"{cluster_values_path(name)}: {exc}") from exc
 
 
 def chart_yaml(model: Model) -> Obj:
