@@ -445,9 +445,7 @@ def _type_name(value: object) -> str:
 # Keyed by JSON pointer into the values; the text says why the key does nothing here.
 def operator_only_warnings(located: Located) -> list[Problem]:
     """A warning for each key of the no-effect table the user set (empty lists and maps are ignored)."""
-    from renderer.resolve import with_defaults
-
-    defaults = with_defaults({})
+    defaults = _defaults()
     out = []
     for listed, why in NO_EFFECT.items():
         for pointer, value in _expand(located.data, listed):
@@ -459,6 +457,15 @@ def operator_only_warnings(located: Located) -> list[Problem]:
             dotted = ".".join(_unescape(part) for part in pointer[1:].split("/"))
             out.append(Problem(file, line, col, pointer, f"{dotted!r} has no effect: {why}", code="operator-only" if listed in OPERATOR_ONLY else "no-effect", severity=Severity.WARNING))
     return sorted(out)
+
+
+@cache
+def _defaults() -> dict[str, Any]:
+    """The defaults of every key, made once per process (read, never changed, here): every
+    cluster's check compares with the same ones."""
+    from renderer.resolve import with_defaults
+
+    return with_defaults({})
 
 
 def _same_as_default(value: Any, found: list[tuple[str, Any]]) -> bool:
