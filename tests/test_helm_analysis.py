@@ -282,3 +282,18 @@ def test_a_fleet_with_the_gds_sidecars_on_keeps_the_driver_in_the_range() -> Non
     (tpl,) = helm_ir.analyse_all((driver,), copy.deepcopy(chart_values(model)), model.cluster, load_schema())
     assert tpl.pool_key and tpl.pooled
     assert not any(oid.endswith(("-ubuntu2204", "-rhel94")) for oid in tpl.objects)  # no copy per fleet pool
+
+
+def test_a_chart_compares_each_shared_pair_of_objects_once() -> None:
+    from renderer.emit.helm import KEEP, Chart
+
+    crd = {"apiVersion": "v1", "kind": "CRD", "metadata": {"name": "a", "annotations": {KEEP: "keep"}}}
+    static = {"apiVersion": "v1", "kind": "CRD", "metadata": {"name": "a"}}
+    other = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}, "data": {"x": "1"}}
+    changed = {**other, "data": {"x": "2"}}
+    chart = Chart({}, [])
+    assert chart.differing([crd, other], [static, other]) == []
+    assert len(chart.agreed) == 2  # the annotation the chart alone adds is not a difference
+    assert chart.differing([crd, other], [static, changed]) == ["ConfigMap/b"]
+    assert chart.differing([crd], [static, other]) == ["ConfigMap/b"]
+    assert len(chart.agreed) == 2
