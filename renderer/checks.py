@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 from renderer.envfrom import value_from_warnings
@@ -78,13 +80,15 @@ _ANNOTATIONS = ("/daemonsets/annotations", "/operator/annotations", "/operator/p
 
 def _size(value: Any) -> tuple[int, int]:
     """Serialized bytes and entries (list items plus map keys) of ``value``."""
+    return len(json.dumps(value, separators=(",", ":"), default=str).encode()), _entries(value)
+
+
+def _entries(value: Any) -> int:
     if isinstance(value, dict):
-        entries = len(value) + sum(_size(v)[1] for v in value.values())
-    elif isinstance(value, list):
-        entries = len(value) + sum(_size(v)[1] for v in value)
-    else:
-        entries = 0
-    return len(json.dumps(value, separators=(",", ":"), default=str).encode()), entries
+        return len(value) + sum(_entries(v) for v in value.values())
+    if isinstance(value, list):
+        return len(value) + sum(_entries(v) for v in value)
+    return 0
 
 
 def _annotation_bytes(value: Any) -> int:
@@ -213,26 +217,62 @@ def image_rules(located: Located, defaulted: dict[str, Any] | None = None) -> li
     reference (the OCI distribution grammar): a registry host and path, a name, a tag or digest.
     Read in the defaulted values (a version set alone sits beside the default image)."""
     problems: list[Problem] = []
-    stack: list[tuple[Any, tuple[object, ...]]] = [(defaulted if defaulted is not None else located.data, ())]
+    # a part of the defaulted values the policy sets nothing in or under is the defaults' own,
+    # which pass (checked once per process): only the policy's parts are walked
+    own = located.data if defaulted is not None and _defaults_pass() else _ALL
+    for at, field, value in _bad_images(defaulted if defaulted is not None else located.data, own):
+        pointer = pointer_of([*at, field])
+        file, line, col = located.locate(pointer)
+        shown = value if len(value) <= 80 else f"{value[:60]}... ({len(value)} characters)"
+        problems.append(Problem(file, line, col, pointer, f"{shown!r} is not a valid image {field}", hint=_IMAGE_HINTS[field], code="image-reference"))
+    return problems
+
+
+def _bad_images(data: Any, own: Any) -> Iterator[tuple[tuple[object, ...], str, str]]:
+    """(path, field, value) of each image part of ``data`` that breaks its grammar, in the
+    nodes ``own`` (the policy's part of ``data``, or ``_ALL``) sets something in or under."""
+    stack: list[tuple[Any, Any, tuple[object, ...]]] = [(data, own, ())]
     while stack:
-        item, at = stack.pop()
+        item, mine, at = stack.pop()
+        if mine is _DEFAULT:
+            continue
         if isinstance(item, list):
-            stack.extend((v, (*at, i)) for i, v in enumerate(item))
+            stack.extend((v, _own(mine, i), (*at, i)) for i, v in enumerate(item))
             continue
         if not isinstance(item, dict):
             continue
-        stack.extend((v, (*at, k)) for k, v in item.items() if isinstance(v, (dict, list)))
+        stack.extend((v, _own(mine, k), (*at, k)) for k, v in item.items() if isinstance(v, (dict, list)))
         if not isinstance(item.get("image"), str) and not isinstance(item.get("repository"), str):
             continue
         for field, grammar in (("repository", _REPOSITORY), ("image", _IMAGE), ("version", _VERSION)):
             value = item.get(field)
-            if not isinstance(value, str) or not value or (grammar.fullmatch(value) and len(value) <= MAX_REFERENCE):
-                continue
-            pointer = pointer_of([*at, field])
-            file, line, col = located.locate(pointer)
-            shown = value if len(value) <= 80 else f"{value[:60]}... ({len(value)} characters)"
-            problems.append(Problem(file, line, col, pointer, f"{shown!r} is not a valid image {field}", hint=_IMAGE_HINTS[field], code="image-reference"))
-    return problems
+            if isinstance(value, str) and value and not (grammar.fullmatch(value) and len(value) <= MAX_REFERENCE):
+                yield at, field, value
+
+
+_ALL: Any = object()
+"""The policy's part of a node, when it is not followed: every node is checked."""
+_DEFAULT: Any = object()
+"""The policy's part of a node it sets nothing in or under: the defaults' own."""
+
+
+def _own(mine: Any, key: Any) -> Any:
+    """The policy's part of the child ``key`` of a node whose policy part is ``mine``."""
+    if mine is _ALL:
+        return _ALL
+    if isinstance(mine, dict):
+        return mine.get(key, _DEFAULT)
+    if isinstance(mine, list):
+        return mine[key] if isinstance(key, int) and key < len(mine) else _DEFAULT
+    return _ALL  # the policy set something else there: every node below is checked
+
+
+@cache
+def _defaults_pass() -> bool:
+    """Whether the defaults' own image settings all keep the grammar."""
+    from renderer.resolve import defaults
+
+    return next(_bad_images(defaults(), _ALL), None) is None
 
 
 _IMAGE_HINTS = {

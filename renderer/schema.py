@@ -445,9 +445,7 @@ def _type_name(value: object) -> str:
 # Keyed by JSON pointer into the values; the text says why the key does nothing here.
 def operator_only_warnings(located: Located) -> list[Problem]:
     """A warning for each key of the no-effect table the user set (empty lists and maps are ignored)."""
-    from renderer.resolve import with_defaults
-
-    defaults = with_defaults({})
+    defaults = _defaults()
     out = []
     for listed, why in NO_EFFECT.items():
         for pointer, value in _expand(located.data, listed):
@@ -463,15 +461,23 @@ def operator_only_warnings(located: Located) -> list[Problem]:
     return sorted(out)
 
 
+@cache
+def _defaults() -> dict[str, Any]:
+    """The defaults of every key, made once per process (read, never changed, here): every
+    cluster's check compares with the same ones."""
+    from renderer.resolve import with_defaults
+
+    return with_defaults({})
+
+
 def _moved_inside(located: Located, pointer: str) -> list[Problem]:
     """An error at each key of an operator-only section that has a place of its own here
     (``operator.defaultRuntime`` is ``cluster.containerRuntime``): left where the chart had it,
     it would be ignored, and the cluster would get the default instead of what it says."""
     from renderer import chartkeys
-    from renderer.resolve import with_defaults
 
     prefix = ".".join(_unescape(part) for part in pointer[1:].split("/")) + "."
-    defaults = with_defaults({})
+    defaults = _defaults()
     out: list[Problem] = []
     for move in chartkeys.MOVES:
         if move.to is None or "*" in move.pattern or not move.pattern.startswith(prefix):

@@ -428,3 +428,62 @@ def load_all_reference(text: str) -> list[Any]:
 
 def load(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)
+
+
+# --- many mappings that repeat whole entries --------------------------------------------
+
+
+class ParseBackError(ValueError):
+    """A printed text does not parse back to the data it was printed from (a bug)."""
+
+
+class EntryPrinter:
+    """:func:`dump` of many mappings that repeat whole top-level entries (a fleet's chart
+    values files repeat their pools' driver settings and digests), each distinct entry printed
+    once and parsed back once, to the very data it was printed from.
+
+    A block mapping's text is its entries' texts one after the other: the emitter writes an
+    entry from its key and value alone, except that an entry ending the document may end it
+    with ``...`` (after a ``|+`` literal). So an entry has a text before a further key (learnt
+    by printing it before a probe key) and one at the end, each learnt when first needed;
+    each parses back to the entry, so the whole text parses back to the mapping. Entries are
+    told apart by ``repr``, which keeps key order and tells True from 1 and "1" from 1."""
+
+    def __init__(self) -> None:
+        self._inner: dict[str, str | None] = {}
+        self._last: dict[str, str] = {}
+
+    def dump(self, data: dict[Any, Any]) -> str:
+        """``dump(data)``, byte for byte; :class:`ParseBackError` when it would not parse back to ``data``."""
+        if not data:
+            return _checked(dump(data), data)
+        entries = [(repr((key, value)), key, value) for key, value in data.items()]
+        inner = [self._inner_text(*entry) for entry in entries[:-1]]
+        if None in inner:
+            return _checked(dump(data), data)
+        return "".join(t for t in inner if t is not None) + self._last_text(*entries[-1])
+
+    def _inner_text(self, fingerprint: str, key: Any, value: Any) -> str | None:
+        """The entry's text before a further key; None when it is not its text alone."""
+        if fingerprint not in self._inner:
+            probe = "probe" if key != "probe" else "probe2"
+            before, tail = _checked(dump({key: value, probe: 0}), {key: value, probe: 0}), f"{probe}: 0\n"
+            self._inner[fingerprint] = before[: -len(tail)] if before.endswith(tail) else None
+        return self._inner[fingerprint]
+
+    def _last_text(self, fingerprint: str, key: Any, value: Any) -> str:
+        found = self._last.get(fingerprint)
+        if found is None:
+            found = self._last[fingerprint] = _checked(dump({key: value}), {key: value})
+        return found
+
+
+def _checked(text: str, data: dict[Any, Any]) -> str:
+    """``text``, once it parses back to ``data``."""
+    try:
+        back = load_all(text)
+    except yaml.YAMLError as exc:
+        raise ParseBackError(f"printed {text[:80]!r}, which does not parse back: {exc}") from exc
+    if back != [data] and repr(back) != repr([data]):  # repr: NaN is not equal to itself
+        raise ParseBackError(f"printed {text[:80]!r}, which does not parse back to the data it was printed from")
+    return text

@@ -302,3 +302,18 @@ def test_a_sidecar_a_switch_adds_holds_its_own_variants_of_the_mounts_its_siblin
     inner = [m for m in mounts if isinstance(m, helm_tree.Variant)]
     paths = [{a.path[-2:] for conj in m.cases[0][0] for a in conj} for m in inner]
     assert paths == [{("repoConfig", "configMapName"), ("node", "repoDir")}, {("certConfig", "name"), ("node", "certDir")}]
+
+
+def test_a_chart_compares_each_shared_pair_of_objects_once() -> None:
+    from renderer.emit.helm import KEEP, Chart
+
+    crd = {"apiVersion": "v1", "kind": "CRD", "metadata": {"name": "a", "annotations": {KEEP: "keep"}}}
+    static = {"apiVersion": "v1", "kind": "CRD", "metadata": {"name": "a"}}
+    other = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}, "data": {"x": "1"}}
+    changed = {**other, "data": {"x": "2"}}
+    chart = Chart({}, [])
+    assert chart.differing([crd, other], [static, other]) == []
+    assert len(chart.agreed) == 2  # the annotation the chart alone adds is not a difference
+    assert chart.differing([crd, other], [static, changed]) == ["ConfigMap/b"]
+    assert chart.differing([crd], [static, other]) == ["ConfigMap/b"]
+    assert len(chart.agreed) == 2

@@ -94,6 +94,33 @@ def test_load_all_equals_the_reference(data: Any) -> None:
         assert fast == ref
 
 
+mappings = st.dictionaries(keys, json_like, max_size=6)
+
+
+@settings(max_examples=examples(500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(mappings, min_size=1, max_size=4), st.sampled_from(TRICKY))
+@example([{"a": "t\n\n", "b": 1}, {"b": 1, "a": "t\n\n"}, {"probe": "x\n\n", "b": [True]}], "")
+@example([{"a": 1, "b": True}, {"a": True, "b": 1.0}, {"a": "1", "b": "\n"}], "")
+def test_an_entry_printer_prints_what_dump_prints(datas: list[dict[Any, Any]], shared: str) -> None:
+    """Mappings printed entry by entry, sharing entries (the same value under the same key,
+    a literal ending in blank lines first or last), are the bytes dump prints."""
+    printer = yamlio.EntryPrinter()
+    for data in [*datas, *({**d, "shared": shared} for d in datas), *datas]:
+        try:
+            text = printer.dump(data)
+        except yamlio.ParseBackError:  # only for data that does not survive the round trip
+            back = reference_load_all(reference_dump(data))
+            assert back != [data] and repr(back) != repr([data])
+            continue
+        assert text == reference_dump(data)
+
+
+def test_an_entry_printer_refuses_a_text_that_does_not_parse_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(yamlio, "dump", lambda data: "a: [\n")
+    with pytest.raises(yamlio.ParseBackError, match="does not parse back"):
+        yamlio.EntryPrinter().dump({"a": 1})
+
+
 def _has_nan(data: Any) -> bool:
     if isinstance(data, float):
         return math.isnan(data)

@@ -37,6 +37,13 @@ def format_option(f: F) -> F:
 
 
 def execute_build(opts: BuildOptions) -> int:
+    from renderer import gcpause
+
+    with gcpause.paused():  # a build's data is freed by reference counting (see renderer.gcpause)
+        return _execute_build(opts)
+
+
+def _execute_build(opts: BuildOptions) -> int:
     from renderer.inputs import read_inputs
     from renderer.problems import UserError
     from renderer.write import open_output, plan_changes, write_tree

@@ -58,6 +58,9 @@ class ClusterUnit:
     """JSON-able: ``argocd`` and ``chart`` parts (see those emitters' ``cluster_summary``)."""
     hashes: dict[str, str]
     """sha256 of each of ``files``."""
+    verified: frozenset[str] = frozenset()
+    """Those of ``files`` already parsed back to the data they were printed from (its chart
+    values file), which the self-check need not parse again."""
 
 
 def fleet_context(p: Plan, chart: tuple[dict[str, Any], list[Any]] | None = None) -> FleetContext:
@@ -82,13 +85,14 @@ def cluster_unit(ctx: FleetContext, name: str, model: Model, objs: Objects, user
     files = kustomize.emit_cluster(name, ctx.base_objs, objs, user, user_dir, ctx.overlays, allowances(model.values))
     files.update(argocd.cluster_files(ctx.fleet, name, model, flat))
     text, reason = helm.cluster_values(ctx.chart, name, model, objs)
+    verified = frozenset({helm.cluster_values_path(name)}) if text is not None else frozenset()
     if text is not None:
         files[helm.cluster_values_path(name)] = text
     summary = {
         "argocd": argocd.cluster_summary(ctx.fleet, name, model, flat),
         "chart": helm.cluster_summary(text, reason),
     }
-    return ClusterUnit(name, files, summary, {path: sha256(t) for path, t in files.items()})
+    return ClusterUnit(name, files, summary, {path: sha256(t) for path, t in files.items()}, verified)
 
 
 def aggregate(
@@ -129,8 +133,9 @@ class Emitted:
     fresh: frozenset[str]
     """The files made by this build (all but the kept units' files)."""
     verified: frozenset[str] = frozenset()
-    """Fresh files already parsed back to the objects they were written from (the base's:
-    :func:`aggregate` calls ``base.verify``), which the self-check need not parse again."""
+    """Fresh files already parsed back to the data they were written from (the base's:
+    :func:`aggregate` calls ``base.verify``; the chart values files of the clusters rendered),
+    which the self-check need not parse again."""
 
 
 def emit_units(
@@ -155,12 +160,14 @@ def emit_units(
     if overlap:
         raise ValueError(f"clusters both kept and planned: {sorted(overlap)}")
     files: dict[str, str] = {}
+    verified = set(base.verified(ctx.base_objs))
     for name, model in sorted(p.clusters.items()):
         ci = p.inputs.get(name)
         user, user_dir = (ci.patches, patches_dir(ci.values_path)) if ci is not None and ci.patches else ((), "")
         unit = cluster_unit(ctx, name, model, objects(model, ctx.memo), user, user_dir)
         units[name] = unit
         files.update(unit.files)
+        verified |= unit.verified
         if progress is not None:
             progress(name)
     names = sorted(units)
@@ -169,7 +176,7 @@ def emit_units(
     fresh = frozenset(files)
     for name in kept or {}:
         files.update(units[name].files)
-    return Emitted(files, units, (ctx.chart.values, ctx.chart.templates), fresh, base.verified(ctx.base_objs))
+    return Emitted(files, units, (ctx.chart.values, ctx.chart.templates), fresh, frozenset(verified))
 
 
 def emit_all(p: Plan, progress: Callable[[str], None] | None = None) -> dict[str, str]:

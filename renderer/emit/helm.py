@@ -48,20 +48,26 @@ class ChartMismatch(GpuRenderError):
 
 def normalise(objs: list[Obj]) -> dict[tuple[str, str, str, str], Obj]:
     """Objects keyed by identity, without the chart-only ``helm.sh/resource-policy`` annotation."""
-    out: dict[tuple[str, str, str, str], Obj] = {}
-    for obj in objs:
-        meta = obj.get("metadata") or {}
-        ann = meta.get("annotations")
-        if isinstance(ann, dict) and KEEP in ann:
-            # copy only the path to the annotation: the objects are compared, never changed
-            ann = {k: v for k, v in ann.items() if k != KEEP}
-            meta = {k: v for k, v in meta.items() if k != "annotations"}
-            if ann:
-                meta["annotations"] = ann
-            obj = {**obj, "metadata": meta}
-        key = (str(obj.get("apiVersion")), str(obj.get("kind")), str(meta.get("namespace", "")), str(meta.get("name")))
-        out[key] = obj
-    return out
+    return {identity(obj): plain(obj) for obj in objs}
+
+
+def identity(obj: Obj) -> tuple[str, str, str, str]:
+    meta = obj.get("metadata") or {}
+    return (str(obj.get("apiVersion")), str(obj.get("kind")), str(meta.get("namespace", "")), str(meta.get("name")))
+
+
+def plain(obj: Obj) -> Obj:
+    """``obj`` without the chart-only ``helm.sh/resource-policy`` annotation."""
+    meta = obj.get("metadata") or {}
+    ann = meta.get("annotations")
+    if isinstance(ann, dict) and KEEP in ann:
+        # copy only the path to the annotation: the objects are compared, never changed
+        ann = {k: v for k, v in ann.items() if k != KEEP}
+        meta = {k: v for k, v in meta.items() if k != "annotations"}
+        if ann:
+            meta["annotations"] = ann
+        obj = {**obj, "metadata": meta}
+    return obj
 
 
 def static_objects(model: Model, objs: dict[str, list[Obj]] | None = None) -> list[Obj]:
@@ -143,6 +149,26 @@ class Chart:
     values: dict[str, Any]
     templates: list[helm_tree.Template]
     memo: helm_eval.EvalMemo = field(default_factory=helm_eval.EvalMemo)
+    printer: yamlio.EntryPrinter = field(default_factory=yamlio.EntryPrinter)
+    """Prints the clusters' values files, which repeat whole sections (see :func:`cluster_values`)."""
+    agreed: dict[tuple[int, int], tuple[Obj, Obj]] = field(default_factory=dict)
+    """(chart's object, static object) pairs found equal, by identity: the memos share both
+    among clusters (never changed), so each pair is compared once; kept here, so alive."""
+
+    def differing(self, got: list[Obj], want: list[Obj]) -> list[str]:
+        """``Kind/name`` of the objects of the chart's render ``got`` and the static render
+        ``want`` that differ (by :func:`normalise`), sorted."""
+        mine, theirs = {identity(o): o for o in got}, {identity(o): o for o in want}
+        out = {k[1] + "/" + k[3] for k in mine.keys() ^ theirs.keys()}
+        for key in mine.keys() & theirs.keys():
+            pair = (id(mine[key]), id(theirs[key]))
+            if pair in self.agreed:
+                continue
+            if plain(mine[key]) == plain(theirs[key]):
+                self.agreed[pair] = (mine[key], theirs[key])
+            else:
+                out.add(key[1] + "/" + key[3])
+        return sorted(out)
 
 
 def analyse(fleet: Model, base_objs: dict[str, list[Obj]] | None = None, found: tuple[dict[str, Any], list[helm_tree.Template]] | None = None) -> Chart:
@@ -221,7 +247,11 @@ def emit_fleet(fleet: Model, chart: Chart, summaries: dict[str, dict[str, str]],
 
 def cluster_values(chart: Chart, name: str, model: Model, objs: dict[str, list[Obj]] | None = None) -> tuple[str | None, str]:
     """(values-<cluster>.yaml text, "") when the chart reproduces the cluster's render exactly,
-    else (None, the first objects that differ)."""
+    else (None, the first objects that differ).
+
+    The text is parsed back to the values it was printed from (the self-check need not parse it
+    again): the fleet's files repeat whole sections, each distinct one printed and parsed once
+    (``yamlio.EntryPrinter``)."""
     values = chart_values(model)
     static = static_objects(model, objs)
     # a computed value of an object the cluster does not render keeps the fleet's (its template
@@ -229,13 +259,16 @@ def cluster_values(chart: Chart, name: str, model: Model, objs: dict[str, list[O
     generated = dict(sorted(({**(chart.values.get("generated") or {}), **generated_for(chart.templates, static, values)}).items()))
     if generated:
         values["generated"] = generated
-    want = normalise(static)
-    got = normalise(helm_eval.render_templates(chart.templates, values, chart.memo))
-    if got != want:
-        differ = sorted({k[1] + "/" + k[3] for k in set(got) ^ set(want)} | {k[1] + "/" + k[3] for k in set(got) & set(want) if got[k] != want[k]})
+    differ = chart.differing(helm_eval.render_templates(chart.templates, values, chart.memo), static)
+    if differ:
         return None, ", ".join(differ[:5])
     header = yamlio.HEADER + f"# Values of cluster {name}: helm template -f values-{name}.yaml gives its render.\n"
-    return header + yamlio.dump(overrides(chart.values, values) or {}), ""
+    try:
+        return header + chart.printer.dump(overrides(chart.values, values) or {}), ""
+    except yamlio.ParseBackError as exc:  # pragma: no cover - a bug if it ever fires
+        from renderer.render import SelfCheckError
+
+        raise SelfCheckError(f"{cluster_values_path(name)}: {exc}") from exc
 
 
 def chart_yaml(model: Model) -> Obj:

@@ -30,13 +30,13 @@ reproduces the static render.
 from __future__ import annotations
 
 import copy
-import gc
 import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from renderer import gcpause
 from renderer.components import Component
 from renderer.components.common import Obj
 from renderer.components.dra_common import TERMS
@@ -2655,10 +2655,8 @@ def _convert_text(node: str, sent: Sentinels) -> Ref | Interp | Joined:
 def analyse_all(components: tuple[Component, ...], values: dict[str, Any], cluster: str, schema: dict[str, Any]) -> list[Template]:
     # The analysis makes a great many short-lived containers and hardly any reference cycles:
     # the cycle collector would scan its live data again and again for nothing (about 5 % of
-    # the analysis). Paused while it runs, resumed as it was; refcounting frees the rest.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    # the analysis). Paused while it runs (renderer.gcpause); refcounting frees the rest.
+    with gcpause.paused():
         analysis = Analysis(values, cluster, schema)
         synthetic = synthetic_values(values)
         out: list[Template] = []
@@ -2671,9 +2669,6 @@ def analyse_all(components: tuple[Component, ...], values: dict[str, Any], clust
             if tpl is not None:
                 out.append(tpl)
         return out
-    finally:
-        if collecting:
-            gc.enable()
 
 
 # --- one template body per node pool ------------------------------------------------------

@@ -762,20 +762,18 @@ def overrides(base: Any, target: Any) -> Any:
     """The smallest values file that turns ``base`` into ``target`` under Helm's coalescing.
 
     Maps merge (a key missing from ``target`` becomes ``null``, which Helm deletes); anything
-    else is replaced. Returns ``{}`` when they are equal.
+    else is replaced. Returns ``{}`` when they are equal. Shares ``target``'s parts (it is
+    printed, never changed: copy before changing).
     """
     if isinstance(base, dict) and isinstance(target, dict):
         out: dict[str, Any] = {}
         for key, value in target.items():
             if key not in base:
-                out[key] = copy.deepcopy(value)
+                out[key] = value
             elif value != base[key]:
-                if isinstance(value, dict) and isinstance(base[key], dict):
-                    out[key] = overrides(base[key], value)
-                else:
-                    out[key] = copy.deepcopy(value)
+                out[key] = overrides(base[key], value) if isinstance(value, dict) and isinstance(base[key], dict) else value
         for key in base:
             if key not in target:
                 out[key] = None
         return out
-    return copy.deepcopy(target)
+    return target
