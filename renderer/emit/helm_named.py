@@ -9,9 +9,10 @@ strings becomes a ``define`` with those literals as parameters (``include ... (d
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -300,15 +301,15 @@ class Helpers:
                 for site in self._sites_of(node):
                     if site[0] != "item" or isinstance(site[2], Variant) or _fingerprint(site, self.intern) in self.names or not _has_action(site[2], self._acts):
                         continue
-                    num, leaves = shapes.of(site[2])
-                    if len(leaves) >= PARAM_LEAVES:
+                    num, count = shapes.of(site[2])
+                    if count >= PARAM_LEAVES:
                         groups.setdefault(num, []).append(site)
             done: set[int] = set()
-            for members in sorted(groups.values(), key=lambda g: -len(shapes.of(g[0][2])[1])):
+            for members in sorted(groups.values(), key=lambda g: -shapes.of(g[0][2])[1]):
                 members = [m for m in members if id(m[2]) not in done]
                 if len(members) < 2:
                     continue
-                texts = [shapes.of(m[2])[1] for m in members]
+                texts = [shapes.leaves(m[2]) for m in members]
                 differ = [i for i in range(len(texts[0])) if len({ls[i] for ls in texts}) > 1]
                 literal = [i for i in differ if type(texts[0][i]) is str]
                 section = [i for i in differ if i not in literal]
@@ -359,16 +360,16 @@ class Helpers:
                         continue
                     if _reads_pool(site[2], pools, self._pooly):
                         continue
-                    num, leaves = shapes.of(site[2])
-                    if len(leaves) >= PARAM_LEAVES:
+                    num, count = shapes.of(site[2])
+                    if count >= PARAM_LEAVES:
                         groups.setdefault((site[0], site[1], num), []).append((tpl.name, site))
         done: set[int] = set()  # nodes inside a chosen one: printed by its body
-        ranked = sorted(groups.values(), key=lambda g: -len(shapes.of(g[0][1][2])[1]))
+        ranked = sorted(groups.values(), key=lambda g: -shapes.of(g[0][1][2])[1])
         for members in ranked:
             if len({t for t, _ in members}) < 2:
                 continue
             members = [(t, site) for t, site in members if id(site[2]) not in done]
-            texts = [shapes.of(site[2])[1] for _, site in members]
+            texts = [shapes.leaves(site[2]) for _, site in members]
             differ = [i for i in range(len(texts[0])) if len({ls[i] for ls in texts}) > 1]
             if len({t for t, _ in members}) < 2 or not 1 <= len(differ) <= MAX_PARAMS:
                 continue
@@ -512,58 +513,87 @@ def _sectioned_path(path: Path) -> bool:
 class _Shapes:
     """Nodes numbered up to their literal strings (the "shape"), with those strings in order;
     with ``sections``, up to the values section of each value they read too (a :class:`_Section`
-    leaf: ``gds.image`` and ``gdrcopy.image`` are of one shape)."""
+    leaf: ``gds.image`` and ``gdrcopy.image`` are of one shape).
+
+    :meth:`of` gives a node's number and how many leaves it has, computed once per node;
+    :meth:`leaves` lists them, asked only of the few nodes whose shape repeats (a tuple of a
+    node's leaves kept for every node would copy each leaf once per node above it)."""
 
     def __init__(self, sections: bool = False) -> None:
         self.table: dict[Any, int] = {}
-        self.memo: dict[int, tuple[Any, int, tuple[Any, ...]]] = {}
+        self.memo: dict[int, tuple[Any, int, int]] = {}
         self.sections = sections
 
-    def of(self, node: Any) -> tuple[int, tuple[Any, ...]]:
+    def of(self, node: Any) -> tuple[int, int]:
+        """(the node's shape number, its number of leaves)."""
         hit = self.memo.get(id(node))
         if hit is not None and hit[0] is node:
             return hit[1], hit[2]
         key: Any
-        leaves: tuple[Any, ...] = ()
+        count = 0
         parts: list[Any] = []
         if self.sections and isinstance(node, (Ref, Block)) and _sectioned_path(node.path):
             shape = ("Ref", node.path[1:], node.quote, node.text, node.number) if isinstance(node, Ref) else ("Block", node.path[1:])
-            key, leaves = shape, (_Section(node.path[:1]),)
+            key, count = shape, 1
         elif self.sections and isinstance(node, Interp):
             for part in node.parts:
                 num, sub = self.of(part)
                 parts.append(num)
-                leaves += sub
+                count += sub
             key = ("interp", tuple(parts))
         elif isinstance(node, Variant):
             for cond, case in node.cases:
                 num, sub = self.of(case)
                 parts.append((repr(cond), num))
-                leaves += sub
+                count += sub
             key = ("v", tuple(parts))
         elif isinstance(node, dict):
             for k, v in node.items():
                 num, sub = self.of(v)
                 parts.append((type(k).__name__, k, num))
-                leaves += sub
+                count += sub
             key = ("d", tuple(parts))
         elif isinstance(node, list):
-            nums = []
             for v in node:
                 num, sub = self.of(v)
-                nums.append(num)
-                leaves += sub
-            key = ("l", tuple(nums))
+                parts.append(num)
+                count += sub
+            key = ("l", tuple(parts))
         elif type(node) is str:
-            key, leaves = ("str",), (node,)
+            key, count = ("str",), 1
         elif node is MISSING:
             key = ("m",)
         else:
             key = ("s", type(node).__name__, node)
         num = self.table.setdefault(key, len(self.table))
         if isinstance(node, (dict, list, Variant)):
-            self.memo[id(node)] = (node, num, leaves)
-        return num, leaves
+            self.memo[id(node)] = (node, num, count)
+        return num, count
+
+    def leaves(self, node: Any) -> tuple[Any, ...]:
+        """The node's literal strings (and, with ``sections``, :class:`_Section` leaves) in order."""
+        out: list[Any] = []
+
+        def walk(n: Any) -> None:
+            if self.sections and isinstance(n, (Ref, Block)) and _sectioned_path(n.path):
+                out.append(_Section(n.path[:1]))
+            elif self.sections and isinstance(n, Interp):
+                for part in n.parts:
+                    walk(part)
+            elif isinstance(n, Variant):
+                for _, case in n.cases:
+                    walk(case)
+            elif isinstance(n, dict):
+                for v in n.values():
+                    walk(v)
+            elif isinstance(n, list):
+                for v in n:
+                    walk(v)
+            elif type(n) is str:
+                out.append(n)
+
+        walk(node)
+        return tuple(out)
 
     def substitute(self, node: Any, params: dict[int, str | Param], sections: dict[int, Path] | None = None) -> Any:
         """``node`` with its i-th literal string replaced by ``Param(params[i])`` (or ``params[i]``
@@ -652,25 +682,41 @@ def _reads_pool(node: Any, pools: set[str], memo: dict[int, tuple[Any, bool]] | 
     """Does the node read a pool's own values (printed as ``$pool`` / ``$name``, only inside the range)?
 
     Whether a pool's key is in ``repr(node)``, asked part by part (a key is a placeholder, letters
-    and digits, so it never spans two parts' texts); ``memo``: answers for collections by id, kept
-    by the caller while the nodes live (a site's answer is its parts', asked again for each site
-    around it)."""
+    and digits, so it never spans two parts' texts); ``memo``: answers for all but strings by id
+    (a condition's or a Ref's repr is made once), kept by the caller while the nodes live (a
+    site's answer is its parts', asked again for each site around it)."""
     if not pools:
         return False
-    if isinstance(node, (dict, list, Variant)):
-        hit = memo.get(id(node)) if memo is not None else None
-        if hit is not None and hit[0] is node:
-            return hit[1]
-        if isinstance(node, dict):
-            found = any(_reads_pool(k, pools, memo) or _reads_pool(v, pools, memo) for k, v in node.items())
-        elif isinstance(node, list):
-            found = any(_reads_pool(v, pools, memo) for v in node)
-        else:
-            found = any(_reads_pool(c, pools, memo) or _reads_pool(case, pools, memo) for c, case in node.cases)
-        if memo is not None:
-            memo[id(node)] = (node, found)
-        return found
-    text = node if type(node) is str else repr(node)  # (a key is in a string as in its repr)
+    if type(node) is str:  # (a key is in a string as in its repr)
+        return _mentions(node, pools)
+    hit = memo.get(id(node)) if memo is not None else None
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    parts: Iterable[Any] | None = None
+    if isinstance(node, dict):
+        parts = itertools.chain.from_iterable(node.items())
+    elif isinstance(node, list):
+        parts = node
+    elif isinstance(node, Variant):
+        parts = itertools.chain.from_iterable(node.cases)
+    found = False
+    if parts is None:
+        found = _mentions(repr(node), pools)
+    else:
+        for part in parts:
+            if _mentions(part, pools) if type(part) is str else _reads_pool(part, pools, memo):
+                found = True
+                break
+    if memo is not None:
+        memo[id(node)] = (node, found)
+    return found
+
+
+def _mentions(text: str, pools: set[str]) -> bool:
+    """Is a pool's key in ``text``? (Most charts have one synthetic pool: no generator for it.)"""
+    if len(pools) == 1:
+        (key,) = pools
+        return key in text
     return any(key in text for key in pools)
 
 
@@ -684,10 +730,17 @@ def _has_action(node: Any, memo: dict[int, tuple[Any, bool]] | None = None) -> b
         hit = memo.get(id(node)) if memo is not None else None
         if hit is not None and hit[0] is node:
             return hit[1]
+        found = False
         if isinstance(node, dict):
-            found = any(isinstance(k, Splice) or _has_action(v, memo) for k, v in node.items())
+            for k, v in node.items():
+                if (type(k) is not str and isinstance(k, Splice)) or (type(v) is not str and _has_action(v, memo)):
+                    found = True
+                    break
         else:
-            found = any(_has_action(v, memo) for v in node)
+            for v in node:
+                if type(v) is not str and _has_action(v, memo):
+                    found = True
+                    break
         if memo is not None:
             memo[id(node)] = (node, found)
         return found
