@@ -549,14 +549,17 @@ def _rechain(cases: list[tuple[Cond, Any]], context: Context = ()) -> list[tuple
         return None
     groups: dict[str, tuple[int, Any, set[tuple[Any, ...]]]] = {}
     outside: set[tuple[Any, ...]] = set()
+    texts = [repr(case) for _, case in cases]  # (a case is a subtree: its repr made once, not per point)
     for point in itertools.product(*domains):
         at = dict(zip(order, point, strict=True))
         if not all(_holds(c, at) for c in context):
             outside.add(point)
             continue
         i = next((i for i, (cond, _) in enumerate(cases[:-1]) if _holds(cond, at)), len(cases) - 1)
-        first = groups.setdefault(repr(cases[i][1]), (i, cases[i][1], set()))
-        groups[repr(cases[i][1])] = (min(first[0], i), first[1], first[2] | {point})
+        first = groups.setdefault(texts[i], (i, cases[i][1], set()))
+        first[2].add(point)
+        if i < first[0]:
+            groups[texts[i]] = (i, first[1], first[2])
     found = [(case, on) for _, case, on in sorted(groups.values(), key=lambda g: (g[1] is MISSING, g[0]))]
     out: list[tuple[Cond, Any]] = []
     taken = set(outside)
