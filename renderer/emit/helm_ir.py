@@ -2371,6 +2371,9 @@ def _convert(node: Any, sent: Sentinels) -> Any:
         spliced = _spliced(node, sent)
         ranked = iter(sent.order.get(tuple(spliced), spliced))  # the builder's precedence, in the splices' places
         for key, val in node.items():
+            if type(val) is str and not _has_sid(val) and key not in spliced:  # the common leaf: nothing to convert
+                res[key] = val
+                continue
             if key in spliced:
                 first = next(ranked)
                 gate = _splice_gate(node[first], first)
@@ -2388,7 +2391,7 @@ def _convert(node: Any, sent: Sentinels) -> Any:
             res[key] = _convert(val, sent)
         return res
     if isinstance(node, list):
-        return [_convert_item(item, sent) for item in node]
+        return [item if type(item) is str and not _has_sid(item) else _convert_item(item, sent) for item in node]
     if isinstance(node, str) and _has_sid(node):
         return _convert_text(node, sent)
     if _int_sid(node) and str(node) in sent.knob:
