@@ -255,7 +255,10 @@ class Helpers:
         for tpl in templates:
             for node in _nodes(tpl):
                 for site in self._sites_of(node):
-                    fp = _fingerprint(site, self.intern)
+                    num, _, _, acts, _ = self.intern.facts(site[2])
+                    if not acts:  # literal YAML stays where it is (most sites)
+                        continue
+                    fp = (site[0], site[1], num)
                     where.setdefault(fp, []).append(tpl.name)
                     first.setdefault(fp, site)
         # what repeats across components, and is worth a name
@@ -263,7 +266,6 @@ class Helpers:
             fp
             for fp, tpls in where.items()
             if len(set(tpls)) >= 2
-            and self.intern.acts(first[fp][2])
             and self._lines(first[fp]) >= HELPER_LINES
             and not self.intern.reads_pool(first[fp][2])
         ]
@@ -754,10 +756,13 @@ def _children(node: dict[Any, Any] | list[Any]) -> Iterator[tuple[Site | None, A
 
 def _uses(templates: list[Template], chosen: dict[FP, Site], intern: _Interner) -> dict[FP, int]:
     """How often each chosen node would be included: the printer does not look inside an
-    include, so a node inside a chosen one is counted once per printing of that one."""
+    include, so a node inside a chosen one is counted once per printing of that one. (A chosen
+    node takes values, so it is in no part of the templates that takes none: not walked.)"""
     counts: dict[FP, int] = {}
 
     def walk(node: Any, defining: FP | None, item: bool = False) -> None:
+        if isinstance(node, (dict, list)) and not intern.acts(node):
+            return
         if isinstance(node, Variant):
             for _, case in node.cases:
                 if case is MISSING:
