@@ -289,16 +289,13 @@ def _text_of_block_beside(node: Any, like: Any) -> bool:
     if node is like:
         return False
     kind = type(node)
-    pairs: Iterator[tuple[Any, Any]]
-    if kind is not type(like):
+    if kind is not type(like) or (kind is not dict and kind is not list):
         return _text_of_block(node)
     if kind is dict:
-        pairs = ((val, like.get(key, MISSING)) for key, val in node.items())
-    elif kind is list:
-        pairs = ((val, like[i] if i < len(like) else MISSING) for i, val in enumerate(node))
+        vals, wases = list(node.values()), [like.get(key, MISSING) for key in node]
     else:
-        return _text_of_block(node)
-    for val, was in pairs:
+        vals, wases = node, like[: len(node)] + [MISSING] * (len(node) - len(like))
+    for val, was in zip(vals, wases, strict=True):
         if val is was:
             continue
         if type(val) is str:
