@@ -8,7 +8,6 @@ result with the static render, object for object (see docs/helm-chart.md).
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from collections.abc import Collection
@@ -222,7 +221,8 @@ def emit_fleet(fleet: Model, chart: Chart, summaries: dict[str, dict[str, str]],
     skipped = {name: s["skipped"] for name, s in sorted(summaries.items()) if "skipped" in s}
     schema = chart_schema()
     files[f"{ROOT}/Chart.yaml"] = yamlio.dump_file([chart_yaml(fleet)])
-    files[f"{ROOT}/values.yaml"] = values_yaml(values, schema, set(fixed))
+    walked = _walk(values, schema)  # (values.yaml and the README's table go through the same keys)
+    files[f"{ROOT}/values.yaml"] = values_yaml(values, schema, set(fixed), walked)
     files[f"{ROOT}/values.schema.json"] = chart_schema_text()
     files[f"{ROOT}/templates/NOTES.txt"] = _notes(_data("chart_notes.txt"), set(fixed))
     files[f"{ROOT}/.helmignore"] = _data("chart_helmignore.txt")
@@ -232,7 +232,7 @@ def emit_fleet(fleet: Model, chart: Chart, summaries: dict[str, dict[str, str]],
         app_version=str(fleet.release),
         namespace=fleet.namespace,
         components=[t.name for t in templates],
-        rows=values_table(values, schema, set(fixed)),
+        rows=values_table(values, schema, set(fixed), walked),
         clusters=sorted(name for name in summaries if name not in skipped),
         skipped=skipped,
     )
@@ -292,7 +292,7 @@ def chart_schema() -> dict[str, Any]:
     """The policy schema, adapted to the chart's values (per-pool driver settings under ``driver.pools``)."""
     from renderer.schema import load_schema
 
-    schema = copy.deepcopy(load_schema())
+    schema = clone(load_schema())
     schema.pop("$id", None)
     schema["title"] = f"{CHART} chart values"
     schema.setdefault("properties", {})["generated"] = {
@@ -302,7 +302,7 @@ def chart_schema() -> dict[str, Any]:
     }
     driver = schema.get("properties", {}).get("driver")
     if isinstance(driver, dict) and isinstance(driver.get("properties"), dict):
-        pool = copy.deepcopy(pool_schema(schema))
+        pool = clone(pool_schema(schema))
         pool["description"] = "Driver settings of one node pool, resolved over `driver` (with the pool's own keys), and what gpu-render derived from its node pool (`node`)."
         dra = schema.get("properties", {}).get("draDriver")
         if isinstance(dra, dict) and isinstance(dra.get("properties"), dict):
@@ -328,22 +328,6 @@ def chart_schema_text() -> str:
     return json.dumps(chart_schema(), indent=2, sort_keys=False) + "\n"
 
 
-def _describe(schema: dict[str, Any], path: tuple[str, ...]) -> tuple[str, str]:
-    node: Any = schema
-    for key in path:
-        node = helm_ir._resolve(schema, node)
-        props = node.get("properties") or {}
-        if key in props:
-            node = props[key]
-        elif isinstance(node.get("additionalProperties"), dict):
-            node = node["additionalProperties"]
-        else:
-            return "", ""
-    node = helm_ir._resolve(schema, node)
-    kind = node.get("type", "")
-    return str(node.get("description", "")), "/".join(kind) if isinstance(kind, list) else str(kind)
-
-
 def _type_of(value: Any) -> str:
     if isinstance(value, bool):
         return "bool"
@@ -362,30 +346,33 @@ def _leaf(value: Any, node: dict[str, Any]) -> bool:
     return not isinstance(value, dict) or not value or not (node.get("properties") or node.get("additionalProperties"))
 
 
-def _walk(values: dict[str, Any], schema: dict[str, Any], path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any, bool]]:
-    """(path, value, is_leaf) in document order."""
-    out: list[tuple[tuple[str, ...], Any, bool]] = []
+Walked = list[tuple[tuple[str, ...], Any, bool, dict[str, Any]]]
+
+
+def _walk(values: dict[str, Any], schema: dict[str, Any], path: tuple[str, ...] = (), at: dict[str, Any] | None = None) -> Walked:
+    """(path, value, is_leaf, the path's schema resolved) in document order (``at``: the
+    schema of ``path``, resolved): each level's schema found from its parent's, not from the root."""
+    out: Walked = []
+    parent = helm_ir._resolve(schema, schema) if at is None else at
+    props = parent.get("properties") or {}
+    more = parent.get("additionalProperties")
     for key, value in values.items():
         sub = (*path, key)
-        node: Any = schema
-        for k in sub:
-            node = helm_ir._resolve(schema, node)
-            nxt = (node.get("properties") or {}).get(k)
-            if nxt is None and isinstance(node.get("additionalProperties"), dict):
-                nxt = node["additionalProperties"]
-            node = nxt or {}
-        node = helm_ir._resolve(schema, node)
+        nxt = props.get(key)
+        if nxt is None and isinstance(more, dict):
+            nxt = more
+        node = helm_ir._resolve(schema, nxt or {})
         leaf = _leaf(value, node) and sub != ("driver", "pools")
-        out.append((sub, value, leaf))
+        out.append((sub, value, leaf, node))
         if not leaf:
-            out += _walk(value, schema, sub)
+            out += _walk(value, schema, sub, node)
     return out
 
 
-def values_yaml(values: dict[str, Any], schema: dict[str, Any], fixed: set[tuple[str, ...]]) -> str:
+def values_yaml(values: dict[str, Any], schema: dict[str, Any], fixed: set[tuple[str, ...]], walked: Walked | None = None) -> str:
     lines = [yamlio.HEADER.rstrip("\n"), f"# Values of the {CHART} chart: the policy as gpu-render resolved it."]
-    for path, value, leaf in _walk(values, schema):
-        desc, _ = _describe(schema, path)
+    for path, value, leaf, node in _walk(values, schema) if walked is None else walked:
+        desc = str(node.get("description", ""))
         if path[:2] == ("driver", "pools") and len(path) == 3:
             desc = f"Driver settings of node pool {path[2]} (its DaemonSet); null removes the pool, unless a derived value counts it (then rebuild)."
         if path in fixed:
@@ -400,12 +387,12 @@ def values_yaml(values: dict[str, Any], schema: dict[str, Any], fixed: set[tuple
     return "\n".join(lines) + "\n"
 
 
-def values_table(values: dict[str, Any], schema: dict[str, Any], fixed: set[tuple[str, ...]]) -> list[dict[str, str]]:
+def values_table(values: dict[str, Any], schema: dict[str, Any], fixed: set[tuple[str, ...]], walked: Walked | None = None) -> list[dict[str, str]]:
     rows = []
-    for path, value, leaf in _walk(values, schema):
+    for path, value, leaf, node in _walk(values, schema) if walked is None else walked:
         if not leaf:
             continue
-        desc, _ = _describe(schema, path)
+        desc = str(node.get("description", ""))
         if path in fixed:
             desc = (desc + " " if desc else "") + "(build-time)"
         default = json.dumps(value, sort_keys=True)

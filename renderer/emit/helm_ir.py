@@ -289,16 +289,13 @@ def _text_of_block_beside(node: Any, like: Any) -> bool:
     if node is like:
         return False
     kind = type(node)
-    pairs: Iterator[tuple[Any, Any]]
-    if kind is not type(like):
+    if kind is not type(like) or (kind is not dict and kind is not list):
         return _text_of_block(node)
     if kind is dict:
-        pairs = ((val, like.get(key, MISSING)) for key, val in node.items())
-    elif kind is list:
-        pairs = ((val, like[i] if i < len(like) else MISSING) for i, val in enumerate(node))
+        vals, wases = list(node.values()), [like.get(key, MISSING) for key in node]
     else:
-        return _text_of_block(node)
-    for val, was in pairs:
+        vals, wases = node, like[: len(node)] + [MISSING] * (len(node) - len(like))
+    for val, was in zip(vals, wases, strict=True):
         if val is was:
             continue
         if type(val) is str:
@@ -2570,6 +2567,9 @@ def _convert(node: Any, sent: Sentinels) -> Any:
         spliced = _spliced(node, sent)
         ranked = iter(sent.order.get(tuple(spliced), spliced))  # the builder's precedence, in the splices' places
         for key, val in node.items():
+            if type(val) is str and not _has_sid(val) and key not in spliced:  # the common leaf: nothing to convert
+                res[key] = val
+                continue
             if key in spliced:
                 first = next(ranked)
                 gate = _splice_gate(node[first], first)
@@ -2587,7 +2587,7 @@ def _convert(node: Any, sent: Sentinels) -> Any:
             res[key] = _convert(val, sent)
         return res
     if isinstance(node, list):
-        return [_convert_item(item, sent) for item in node]
+        return [item if type(item) is str and not _has_sid(item) else _convert_item(item, sent) for item in node]
     if isinstance(node, str) and _has_sid(node):
         return _convert_text(node, sent)
     if _int_sid(node) and str(node) in sent.knob:

@@ -26,7 +26,8 @@ MAX_UNIVERSE = 4096
 
 
 def _minterms(cube: Cube) -> Iterable[Minterm]:
-    return itertools.product(*(sorted(part, key=repr) for part in cube))
+    """The cube's minterms, in no particular order (they are only counted and looked up)."""
+    return itertools.product(*cube)
 
 
 def _contains(big: Cube, small: Cube) -> bool:
@@ -34,11 +35,16 @@ def _contains(big: Cube, small: Cube) -> bool:
 
 
 def primes(on: set[Minterm], dc: set[Minterm], domains: list[tuple[Any, ...]]) -> list[Cube]:
-    """Prime implicants of ``on`` with don't-cares ``dc``: cubes inside ``on | dc``, maximal."""
+    """Prime implicants of ``on`` with don't-cares ``dc``: cubes inside ``on | dc``, maximal.
+
+    Level by level: level k holds every cube inside ``on | dc`` whose parts' sizes add up to
+    the number of variables plus k (each is a cube of the level below grown by one value), so
+    ``every`` holds all such cubes up to the level being grown."""
     allowed = on | dc
     level: set[Cube] = {tuple(frozenset([v]) for v in m) for m in allowed}
     every: set[Cube] = set(level)
     grew: set[Cube] = set()
+    singles = [{v: frozenset([v]) for v in dom} for dom in domains]
     while level:
         nxt: set[Cube] = set()
         for cube in level:
@@ -46,13 +52,13 @@ def primes(on: set[Minterm], dc: set[Minterm], domains: list[tuple[Any, ...]]) -
                 for value in dom:
                     if value in cube[i]:
                         continue
-                    grown = (*cube[:i], cube[i] | {value}, *cube[i + 1 :])
-                    if grown in every or grown in nxt:
+                    grown = (*cube[:i], cube[i] | singles[i][value], *cube[i + 1 :])
+                    if grown in nxt:
                         grew.add(cube)
                         continue
-                    # grown is inside `allowed` when the slice it adds is
-                    added = (*cube[:i], frozenset([value]), *cube[i + 1 :])
-                    if all(m in allowed for m in _minterms(added)):
+                    # grown is inside `allowed` when the slice it adds is: a cube no larger
+                    # than this one, so in `every` exactly when it is inside `allowed`
+                    if (*cube[:i], singles[i][value], *cube[i + 1 :]) in every:
                         nxt.add(grown)
                         grew.add(cube)
         every |= nxt

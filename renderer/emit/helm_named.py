@@ -117,36 +117,107 @@ def _cases(item: Any) -> list[Any]:
     return [case for _, case in item.cases] if isinstance(item, Variant) else [item]
 
 
-class _Interner:
-    """A small number per distinct node (equal nodes, equal numbers), computed once per node."""
+ACTIONS = (Variant, Ref, Interp, Block, Splice, MergeBlock, Derived)
+"""Leaves (and variants) that take something from the values (:meth:`_Interner.acts`)."""
 
-    def __init__(self) -> None:
+
+class _Interner:
+    """What the named templates are chosen by, computed once per node of the templates in one
+    walk (:meth:`facts`): a small number per distinct node (equal nodes, equal numbers); its
+    shape's number (equal but for literal strings) and how many literal strings it has; whether
+    it takes anything from the values (literal YAML stays where it is); whether it reads a
+    pool's own values, printed as ``$pool`` / ``$name`` only inside the range: whether a pool's
+    key (``pools``) is in its ``repr``, asked part by part (a key is a placeholder, letters and
+    digits, so it never spans two parts' texts)."""
+
+    def __init__(self, pools: set[str] | None = None) -> None:
         self.table: dict[Any, int] = {}
-        self.memo: dict[int, tuple[Any, int]] = {}  # id -> (node kept alive, number)
+        self.shapes: dict[Any, int] = {}
+        self.pools = pools or set()
+        self.memo: dict[int, tuple[Any, Facts]] = {}
+        """Facts of collections by id (the node kept alive with them)."""
+        self._str_shape = self.shapes.setdefault(("str",), 0)
 
     def of(self, node: Any) -> int:
+        return self.facts(node)[0]
+
+    def shape(self, node: Any) -> tuple[int, int]:
+        """(the node's shape number, how many literal strings it has)."""
+        found = self.facts(node)
+        return found[1], found[2]
+
+    def acts(self, node: Any) -> bool:
+        return self.facts(node)[3]
+
+    def reads_pool(self, node: Any) -> bool:
+        return self.facts(node)[4]
+
+    def facts(self, node: Any) -> Facts:
+        """(number, shape number, literal strings, takes values, reads a pool) of ``node``."""
+        if type(node) is str:
+            return (self._leaf(node), self._str_shape, 1, False, self._mentions(node))
         hit = self.memo.get(id(node))
         if hit is not None and hit[0] is node:
             return hit[1]
         key: Any
-        if isinstance(node, Variant):
-            key = ("v", tuple((repr(cond), self.of(case)) for cond, case in node.cases))
-        elif isinstance(node, dict):
-            key = ("d", tuple([(type(k).__name__, k, self._leaf(v) if type(v) is str else self.of(v)) for k, v in node.items()]))
-        elif isinstance(node, list):
-            key = ("l", tuple([self._leaf(v) if type(v) is str else self.of(v) for v in node]))
-        elif node is MISSING:
-            key = ("m",)
-        else:
-            key = ("s", type(node).__name__, node)
-        num = self.table.setdefault(key, len(self.table))
+        shape: Any
+        count = 0
+        acts = pooly = False
         if isinstance(node, (dict, list, Variant)):
-            self.memo[id(node)] = (node, num)
-        return num
+            nums: list[Any] = []
+            forms: list[Any] = []
+            if isinstance(node, Variant):
+                acts = True
+                for cond, case in node.cases:
+                    num, form, sub, _, inner = self.facts(case)
+                    text = repr(cond)
+                    nums.append((text, num))
+                    forms.append((text, form))
+                    count += sub
+                    pooly = pooly or inner or self._mentions(text)
+            elif isinstance(node, dict):
+                for k, v in node.items():
+                    num, form, sub, act, inner = self.facts(v)
+                    name = type(k).__name__
+                    nums.append((name, k, num))
+                    forms.append((name, k, form))
+                    count += sub
+                    acts = acts or act or (type(k) is not str and isinstance(k, Splice))
+                    pooly = pooly or inner or self._mentions(k if type(k) is str else repr(k))
+            else:
+                for v in node:
+                    num, form, sub, act, inner = self.facts(v)
+                    nums.append(num)
+                    forms.append(form)
+                    count += sub
+                    acts = acts or act
+                    pooly = pooly or inner
+            tag = "v" if isinstance(node, Variant) else "d" if isinstance(node, dict) else "l"
+            key, shape = (tag, tuple(nums)), (tag, tuple(forms))
+        elif node is MISSING:
+            key = shape = ("m",)
+        else:
+            key = shape = ("s", type(node).__name__, node)
+            acts = isinstance(node, ACTIONS)
+            pooly = bool(self.pools) and self._mentions(repr(node))
+        found = (self.table.setdefault(key, len(self.table)), self.shapes.setdefault(shape, len(self.shapes)), count, acts, pooly)
+        if isinstance(node, (dict, list, Variant)):
+            self.memo[id(node)] = (node, found)
+        return found
 
     def _leaf(self, node: str) -> int:
         """:meth:`of` of a string (the common leaf, asked without the checks for a collection)."""
         return self.table.setdefault(("s", "str", node), len(self.table))
+
+    def _mentions(self, text: str) -> bool:
+        """Is a pool's key in ``text``? (Most charts have one synthetic pool: no generator for it.)"""
+        if len(self.pools) == 1:
+            (key,) = self.pools
+            return key in text
+        return any(key in text for key in self.pools)
+
+
+Facts = tuple[int, int, int, bool, bool]
 
 
 FP = tuple[str, str, int]
@@ -177,11 +248,8 @@ class Helpers:
         self.defines: set[FP] = set()
         """The uses whose site is printed as the body (of a parameterised template, one per name)."""
         self.defining: FP | None = None
-        self.intern = _Interner()
-        self._acts: dict[int, tuple[Any, bool]] = {}
-        """:func:`_has_action` of the templates' collections, by id."""
-        self._pooly: dict[int, tuple[Any, bool]] = {}
-        """:func:`_reads_pool` of the templates' collections, by id."""
+        pools = {tpl.pool_key for tpl in templates if tpl.pool_key}
+        self.intern = _Interner(pools)
         self._site_lists: dict[int, tuple[Any, list[Site]]] = {}
         """:func:`_sites` of each top-level node of the templates, by id (three passes read them)."""
         where: dict[FP, list[str]] = {}
@@ -189,18 +257,19 @@ class Helpers:
         for tpl in templates:
             for node in _nodes(tpl):
                 for site in self._sites_of(node):
-                    fp = _fingerprint(site, self.intern)
+                    num, _, _, acts, _ = self.intern.facts(site[2])
+                    if not acts:  # literal YAML stays where it is (most sites)
+                        continue
+                    fp = (site[0], site[1], num)
                     where.setdefault(fp, []).append(tpl.name)
                     first.setdefault(fp, site)
         # what repeats across components, and is worth a name
-        pools = {tpl.pool_key for tpl in templates if tpl.pool_key}
         chosen = [
             fp
             for fp, tpls in where.items()
             if len(set(tpls)) >= 2
-            and _has_action(first[fp][2], self._acts)
             and self._lines(first[fp]) >= HELPER_LINES
-            and not _reads_pool(first[fp][2], pools, self._pooly)
+            and not self.intern.reads_pool(first[fp][2])
         ]
         for _ in range(4):  # drop helpers that end up used once (all their uses inside a bigger one)
             uses = _uses(templates, {fp: first[fp] for fp in chosen}, self.intern)
@@ -252,7 +321,7 @@ class Helpers:
                         continue
                     if _fingerprint(site, self.intern) in self.names:
                         inside.update(_ids(site[2]))
-                    elif site[0] == "entry" and _has_action(site[2]):
+                    elif site[0] == "entry" and self.intern.acts(site[2]):
                         counts.setdefault(_fingerprint(site, self.intern), []).append(site)
                 done: set[int] = set()
                 for fp, sites in counts.items():
@@ -300,17 +369,17 @@ class Helpers:
             groups: dict[int, list[Site]] = {}
             for node in tpl.pooled.values():
                 for site in self._sites_of(node):
-                    if site[0] != "item" or isinstance(site[2], Variant) or _fingerprint(site, self.intern) in self.names or not _has_action(site[2], self._acts):
+                    if site[0] != "item" or isinstance(site[2], Variant) or _fingerprint(site, self.intern) in self.names or not self.intern.acts(site[2]):
                         continue
-                    num, leaves = shapes.of(site[2])
-                    if len(leaves) >= PARAM_LEAVES:
+                    num, count = shapes.of(site[2])
+                    if count >= PARAM_LEAVES:
                         groups.setdefault(num, []).append(site)
             done: set[int] = set()
-            for members in sorted(groups.values(), key=lambda g: -len(shapes.of(g[0][2])[1])):
+            for members in sorted(groups.values(), key=lambda g: -shapes.of(g[0][2])[1]):
                 members = [m for m in members if id(m[2]) not in done]
                 if len(members) < 2:
                     continue
-                texts = [shapes.of(m[2])[1] for m in members]
+                texts = [shapes.leaves(m[2]) for m in members]
                 differ = [i for i in range(len(texts[0])) if len({ls[i] for ls in texts}) > 1]
                 literal = [i for i in differ if type(texts[0][i]) is str]
                 section = [i for i in differ if i not in literal]
@@ -353,24 +422,21 @@ class Helpers:
         literals as parameters, ``include "<chart>.x" (dict "param" "literal" "Values" .Values)``."""
         shapes = _Shapes()
         groups: dict[tuple[str, str, int], list[tuple[str, Site]]] = {}
-        pools = {tpl.pool_key for tpl in templates if tpl.pool_key}
         for tpl in templates:
             for node in _nodes(tpl):
                 for site in self._sites_of(node):
-                    if isinstance(site[2], Variant) or _fingerprint(site, self.intern) in exact or not _has_action(site[2], self._acts):
+                    if isinstance(site[2], Variant) or _fingerprint(site, self.intern) in exact:
                         continue
-                    if _reads_pool(site[2], pools, self._pooly):
-                        continue
-                    num, leaves = shapes.of(site[2])
-                    if len(leaves) >= PARAM_LEAVES:
-                        groups.setdefault((site[0], site[1], num), []).append((tpl.name, site))
+                    _, form, count, acts, pooly = self.intern.facts(site[2])
+                    if acts and not pooly and count >= PARAM_LEAVES:
+                        groups.setdefault((site[0], site[1], form), []).append((tpl.name, site))
         done: set[int] = set()  # nodes inside a chosen one: printed by its body
-        ranked = sorted(groups.values(), key=lambda g: -len(shapes.of(g[0][1][2])[1]))
+        ranked = sorted(groups.values(), key=lambda g: -self.intern.shape(g[0][1][2])[1])
         for members in ranked:
             if len({t for t, _ in members}) < 2:
                 continue
             members = [(t, site) for t, site in members if id(site[2]) not in done]
-            texts = [shapes.of(site[2])[1] for _, site in members]
+            texts = [shapes.leaves(site[2]) for _, site in members]
             differ = [i for i in range(len(texts[0])) if len({ls[i] for ls in texts}) > 1]
             if len({t for t, _ in members}) < 2 or not 1 <= len(differ) <= MAX_PARAMS:
                 continue
@@ -514,59 +580,89 @@ def _sectioned_path(path: Path) -> bool:
 class _Shapes:
     """Nodes numbered up to their literal strings (the "shape"), with those strings in order;
     with ``sections``, up to the values section of each value they read too (a :class:`_Section`
-    leaf: ``gds.image`` and ``gdrcopy.image`` are of one shape)."""
+    leaf: ``gds.image`` and ``gdrcopy.image`` are of one shape).
+
+    :meth:`of` gives a node's number and how many leaves it has, computed once per node;
+    :meth:`leaves` lists them, asked only of the few nodes whose shape repeats (a tuple of a
+    node's leaves kept for every node would copy each leaf once per node above it)."""
 
     def __init__(self, sections: bool = False) -> None:
         self.table: dict[Any, int] = {}
-        self.memo: dict[int, tuple[Any, int, tuple[Any, ...]]] = {}
+        self.memo: dict[int, tuple[Any, int, int]] = {}
         self.sections = sections
 
-    def of(self, node: Any) -> tuple[int, tuple[Any, ...]]:
+    def of(self, node: Any) -> tuple[int, int]:
+        """(the node's shape number, its number of leaves)."""
         hit = self.memo.get(id(node))
         if hit is not None and hit[0] is node:
             return hit[1], hit[2]
         key: Any
-        leaves: tuple[Any, ...] = ()
+        count = 0
         parts: list[Any] = []
         if self.sections and isinstance(node, (Ref, Block, Splice)) and _sectioned_path(node.path):
             shape: Any = ("Ref", node.path[1:], node.quote, node.text, node.number) if isinstance(node, Ref) else (type(node).__name__, node.path[1:], getattr(node, "is_map", None))
-            key, leaves = shape, (_Section(node.path[:1]),)
+            key, count = shape, 1
         elif self.sections and isinstance(node, Interp):
             for part in node.parts:
                 num, sub = self.of(part)
                 parts.append(num)
-                leaves += sub
+                count += sub
             key = ("interp", tuple(parts))
         elif isinstance(node, Variant):
             for cond, case in node.cases:
-                shape, sub = self._cond(cond)
+                cond_shape, cond_sections = self._cond(cond)
                 num, more = self.of(case)
-                parts.append((shape, num))
-                leaves += sub + more
+                parts.append((cond_shape, num))
+                count += len(cond_sections) + more
             key = ("v", tuple(parts))
         elif isinstance(node, dict):
             for k, v in node.items():
                 num, sub = self.of(v)
                 parts.append((type(k).__name__, k, num))
-                leaves += sub
+                count += sub
             key = ("d", tuple(parts))
         elif isinstance(node, list):
-            nums = []
             for v in node:
                 num, sub = self.of(v)
-                nums.append(num)
-                leaves += sub
-            key = ("l", tuple(nums))
+                parts.append(num)
+                count += sub
+            key = ("l", tuple(parts))
         elif type(node) is str:
-            key, leaves = ("str",), (node,)
+            key, count = ("str",), 1
         elif node is MISSING:
             key = ("m",)
         else:
             key = ("s", type(node).__name__, node)
         num = self.table.setdefault(key, len(self.table))
         if isinstance(node, (dict, list, Variant)):
-            self.memo[id(node)] = (node, num, leaves)
-        return num, leaves
+            self.memo[id(node)] = (node, num, count)
+        return num, count
+
+    def leaves(self, node: Any) -> tuple[Any, ...]:
+        """The node's literal strings (and, with ``sections``, :class:`_Section` leaves) in order."""
+        out: list[Any] = []
+
+        def walk(n: Any) -> None:
+            if self.sections and isinstance(n, (Ref, Block, Splice)) and _sectioned_path(n.path):
+                out.append(_Section(n.path[:1]))
+            elif self.sections and isinstance(n, Interp):
+                for part in n.parts:
+                    walk(part)
+            elif isinstance(n, Variant):
+                for cond, case in n.cases:
+                    out.extend(self._cond(cond)[1])  # a condition's sections first, as in `of`
+                    walk(case)
+            elif isinstance(n, dict):
+                for v in n.values():
+                    walk(v)
+            elif isinstance(n, list):
+                for v in n:
+                    walk(v)
+            elif type(n) is str:
+                out.append(n)
+
+        walk(node)
+        return tuple(out)
 
     def _cond(self, cond: Cond) -> tuple[str, tuple[Any, ...]]:
         """A condition's shape and leaves: with ``sections``, each atom on a values section other
@@ -673,52 +769,6 @@ def _nodes(tpl: Template) -> list[Any]:
     return [*tpl.objects.values(), *tpl.pooled.values()]
 
 
-def _reads_pool(node: Any, pools: set[str], memo: dict[int, tuple[Any, bool]] | None = None) -> bool:
-    """Does the node read a pool's own values (printed as ``$pool`` / ``$name``, only inside the range)?
-
-    Whether a pool's key is in ``repr(node)``, asked part by part (a key is a placeholder, letters
-    and digits, so it never spans two parts' texts); ``memo``: answers for collections by id, kept
-    by the caller while the nodes live (a site's answer is its parts', asked again for each site
-    around it)."""
-    if not pools:
-        return False
-    if isinstance(node, (dict, list, Variant)):
-        hit = memo.get(id(node)) if memo is not None else None
-        if hit is not None and hit[0] is node:
-            return hit[1]
-        if isinstance(node, dict):
-            found = any(_reads_pool(k, pools, memo) or _reads_pool(v, pools, memo) for k, v in node.items())
-        elif isinstance(node, list):
-            found = any(_reads_pool(v, pools, memo) for v in node)
-        else:
-            found = any(_reads_pool(c, pools, memo) or _reads_pool(case, pools, memo) for c, case in node.cases)
-        if memo is not None:
-            memo[id(node)] = (node, found)
-        return found
-    text = node if type(node) is str else repr(node)  # (a key is in a string as in its repr)
-    return any(key in text for key in pools)
-
-
-def _has_action(node: Any, memo: dict[int, tuple[Any, bool]] | None = None) -> bool:
-    """Does the node take anything from the values? (Literal YAML stays where it is.)
-
-    ``memo``: answers for collections by id, kept by the caller while the nodes live."""
-    if isinstance(node, (Variant, Ref, Interp, Block, Splice, MergeBlock, Derived)):
-        return True
-    if isinstance(node, (dict, list)):
-        hit = memo.get(id(node)) if memo is not None else None
-        if hit is not None and hit[0] is node:
-            return hit[1]
-        if isinstance(node, dict):
-            found = any(isinstance(k, Splice) or _has_action(v, memo) for k, v in node.items())
-        else:
-            found = any(_has_action(v, memo) for v in node)
-        if memo is not None:
-            memo[id(node)] = (node, found)
-        return found
-    return False
-
-
 def _children(node: dict[Any, Any] | list[Any]) -> Iterator[tuple[Site | None, Any]]:
     """Each child of a map or list, with the site it is when it may become a named template."""
     if isinstance(node, dict):
@@ -732,10 +782,13 @@ def _children(node: dict[Any, Any] | list[Any]) -> Iterator[tuple[Site | None, A
 
 def _uses(templates: list[Template], chosen: dict[FP, Site], intern: _Interner) -> dict[FP, int]:
     """How often each chosen node would be included: the printer does not look inside an
-    include, so a node inside a chosen one is counted once per printing of that one."""
+    include, so a node inside a chosen one is counted once per printing of that one. (A chosen
+    node takes values, so it is in no part of the templates that takes none: not walked.)"""
     counts: dict[FP, int] = {}
 
     def walk(node: Any, defining: FP | None, item: bool = False) -> None:
+        if isinstance(node, (dict, list)) and not intern.acts(node):
+            return
         if isinstance(node, Variant):
             for _, case in node.cases:
                 if case is MISSING:

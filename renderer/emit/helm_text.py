@@ -59,6 +59,18 @@ PARAM_ROOT = "\x00param"
 def values_expr(path: Path) -> str:
     """``.Values.a.b`` or ``(index .Values "a" "b-c")`` when a key is not an identifier; inside
     the range over the pools, ``$pool.x`` / ``$name`` for the pool's own and ``$.Values.x`` for the rest."""
+    memo = (path, _SCOPE[-1] if _SCOPE else None)
+    found = _EXPRS.get(memo)
+    if found is None:
+        found = _EXPRS[memo] = _values_expr(path)
+    return found
+
+
+_EXPRS: dict[tuple[Path, str | None], str] = {}
+""":func:`values_expr` by path and pool scope (a knob is read in many places)."""
+
+
+def _values_expr(path: Path) -> str:
     if path[:1] == (PARAM_ROOT,):
         return "$." + ".".join(path[1:])
     root = ".Values"
@@ -336,7 +348,16 @@ def _present(node: dict[Any, Any]) -> Cond:
 
 
 def _key(key: str) -> str:
-    return _dump_one(key, 0, False)[0][: -len(": 0")]
+    found = _KEYS.get(key) if type(key) is str else None
+    if found is None:
+        found = _dump_one(key, 0, False)[0][: -len(": 0")]
+        if type(key) is str:
+            _KEYS[key] = found
+    return found
+
+
+_KEYS: dict[str, str] = {}
+"""A string map key as printed (before ``:``), by key."""
 
 
 def _conds(node: Any) -> list[Cond] | None:
@@ -379,7 +400,10 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
     i = 0
     while i < len(items):
         key, val = items[i]
-        if isinstance(key, Splice) and len(splices) > 1:
+        if type(val) in _SCALARS and type(key) is str:  # most entries: a literal scalar (emit_entry's first case)
+            for line in _dump_one(key, val, False, ind):
+                out.text(pad + line)
+        elif isinstance(key, Splice) and len(splices) > 1:
             if key is splices[0]:  # two or more values maps: one merge (a key they share once)
                 args = [f"({g})" if g.startswith("and ") else g for g in (splice_source(s, node[s]) for s in splices)]
                 source = merged_call(args)
@@ -392,26 +416,8 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
                     out.splice(source, ".", ind)
         elif isinstance(key, Splice):
             out.splice(splice_source(key, val), "toYaml .", ind)
-        elif isinstance(val, Variant) and _var_of(val):
-            out.text(f"{pad}{_key(key)}: {{{{ ${_var_of(val)} | quote }}}}")
-        elif isinstance(val, Variant) and isinstance(key, str) and _text_variant(out, key, val, ind):
-            pass
-        elif isinstance(val, Variant) and not _shares_if(val, items[i + 1 :]) and (inline := _inline(val, f"{pad}{_key(key)}: ")):
-            out.text(inline)
         elif isinstance(val, Variant):
-            # neighbours switched by the same conditions share one if/else (an if/else on the
-            # opposite condition turned around: `if not x / else` next to `if x`)
-            run = [items[i]]
-            while i + 1 < len(items) and not isinstance(items[i + 1][0], Splice) and not _var_of(items[i + 1][1]):
-                nxt = items[i + 1][1]
-                if isinstance(nxt, Variant) and _conds(nxt) != _conds(val) and _flippable(val, nxt):
-                    nxt = Variant([(val.cases[0][0], nxt.cases[1][1]), (((),), nxt.cases[0][1])])
-                if _conds(nxt) != _conds(val):
-                    break
-                i += 1
-                run.append((items[i][0], nxt))
-            merged = Variant([(cond, [(k, v.cases[j][1]) for k, v in run]) for j, (cond, _) in enumerate(val.cases)])
-            _variant(out, merged, lambda case: emit_entries(out, {k: c for k, c in case if c is not MISSING}, ind), ind)
+            i = _variant_entry(out, items, i, ind)
         elif key == "labels" and isinstance(val, dict) and (labels := _labels_call(val)) is not None:
             out.text(f"{pad}labels:")
             out.include_call(_wrap_call(labels[0], ind + 2), ind + 2)
@@ -423,6 +429,34 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
             else:
                 emit_entry(out, key, val, ind, pad)
         i += 1
+
+
+def _variant_entry(out: Out, items: list[tuple[Any, Any]], i: int, ind: int) -> int:
+    """The entry ``items[i]`` (not a splice) whose value is a variant; the index of the last
+    entry printed with it (neighbours that share its if/else)."""
+    pad = " " * ind
+    key, val = items[i]
+    if _var_of(val):
+        out.text(f"{pad}{_key(key)}: {{{{ ${_var_of(val)} | quote }}}}")
+    elif isinstance(key, str) and _text_variant(out, key, val, ind):
+        pass
+    elif not _shares_if(val, items[i + 1 :]) and (inline := _inline(val, f"{pad}{_key(key)}: ")):
+        out.text(inline)
+    else:
+        # neighbours switched by the same conditions share one if/else (an if/else on the
+        # opposite condition turned around: `if not x / else` next to `if x`)
+        run = [items[i]]
+        while i + 1 < len(items) and not isinstance(items[i + 1][0], Splice) and not _var_of(items[i + 1][1]):
+            nxt = items[i + 1][1]
+            if isinstance(nxt, Variant) and _conds(nxt) != _conds(val) and _flippable(val, nxt):
+                nxt = Variant([(val.cases[0][0], nxt.cases[1][1]), (((),), nxt.cases[0][1])])
+            if _conds(nxt) != _conds(val):
+                break
+            i += 1
+            run.append((items[i][0], nxt))
+        merged = Variant([(cond, [(k, v.cases[j][1]) for k, v in run]) for j, (cond, _) in enumerate(val.cases)])
+        _variant(out, merged, lambda case: emit_entries(out, {k: c for k, c in case if c is not MISSING}, ind), ind)
+    return i
 
 
 def _neg(cond: Cond) -> Cond | None:
@@ -515,14 +549,17 @@ def _rechain(cases: list[tuple[Cond, Any]], context: Context = ()) -> list[tuple
         return None
     groups: dict[str, tuple[int, Any, set[tuple[Any, ...]]]] = {}
     outside: set[tuple[Any, ...]] = set()
+    texts = [repr(case) for _, case in cases]  # (a case is a subtree: its repr made once, not per point)
     for point in itertools.product(*domains):
         at = dict(zip(order, point, strict=True))
         if not all(_holds(c, at) for c in context):
             outside.add(point)
             continue
         i = next((i for i, (cond, _) in enumerate(cases[:-1]) if _holds(cond, at)), len(cases) - 1)
-        first = groups.setdefault(repr(cases[i][1]), (i, cases[i][1], set()))
-        groups[repr(cases[i][1])] = (min(first[0], i), first[1], first[2] | {point})
+        first = groups.setdefault(texts[i], (i, cases[i][1], set()))
+        first[2].add(point)
+        if i < first[0]:
+            groups[texts[i]] = (i, first[1], first[2])
     found = [(case, on) for _, case, on in sorted(groups.values(), key=lambda g: (g[1] is MISSING, g[0]))]
     out: list[tuple[Cond, Any]] = []
     taken = set(outside)
@@ -819,6 +856,10 @@ def _wrap_call(args: list[str], ind: int) -> str:
 
 
 def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
+    if type(val) in _SCALARS:  # most entries: a literal scalar, as the base prints it
+        for line in _dump_one(key, val, False, ind):
+            out.text(pad + line)
+        return
     k = _key(key)
     if isinstance(val, Block):
         out.ctl("with " + values_expr(val.path), ind)
@@ -994,7 +1035,7 @@ class _Items(list[Any]):
 
 
 def emit_item(out: Out, item: Any, ind: int, pad: str) -> None:
-    scalar = _scalar(item)
+    scalar = None if type(item) in _SCALARS else _scalar(item)
     if scalar is not None:
         out.text(f"{pad}- {scalar}")
     elif isinstance(item, dict) and item:
@@ -1209,10 +1250,12 @@ def _repeated(obj: Any) -> list[tuple[str, Variant]]:
                 walk(case, path)
         elif isinstance(node, dict):
             for k, v in node.items():
-                walk(v, (*path, k) if isinstance(k, str) else path)
+                if isinstance(v, (dict, list, Variant)):
+                    walk(v, (*path, k) if isinstance(k, str) else path)
         elif isinstance(node, list):
             for v in node:
-                walk(v, path)
+                if isinstance(v, (dict, list, Variant)):
+                    walk(v, path)
 
     walk(obj, ())
     out: list[tuple[str, Variant]] = []

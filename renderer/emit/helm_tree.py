@@ -162,6 +162,8 @@ def is_empty(value: Any) -> bool:
 
 def item_name(item: Any) -> str | None:
     """Identity of a list item: its ``name``, or the sentinel of a spliced block."""
+    if type(item) is dict and type(item.get("name")) is str:  # the common item (no sentinel is keyed "name")
+        return item["name"]  # type: ignore[no-any-return]
     if isinstance(item, Variant):
         return getattr(item, "name", None)
     if not isinstance(item, dict):
