@@ -345,12 +345,13 @@ def nfd_os_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
     pools = [p for p in values.get("nodePools") or [] if isinstance(p, dict)]
     for index, rule in enumerate((nfd.get("worker") or {}).get("customSources") or []):
         sets = dict(OS_LABEL.findall(json.dumps(rule)))
-        other = [
-            str(p.get("name"))
-            for p in pools
-            if any(str((p.get("os") or {}).get(OS_KEYS[label], "")) != value for label, value in sets.items())
-            and str((p.get("os") or {}).get("id", "")) == sets.get("ID", str((p.get("os") or {}).get("id", "")))
-        ]
+        other = []
+        for pool in pools:
+            said_os = {label: str((pool.get("os") or {}).get(key, "")) for label, key in OS_KEYS.items()}
+            if sets.get("ID", said_os["ID"]) != said_os["ID"]:
+                continue  # the rule labels another OS: not this pool's nodes
+            if any(said_os[label] != value for label, value in sets.items()):
+                other.append(str(pool.get("name")))
         if not other:
             continue
         said = ", ".join(f"{OS_KEYS[label]} {value!r}" for label, value in sorted(sets.items()))

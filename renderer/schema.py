@@ -457,7 +457,7 @@ def operator_only_warnings(located: Located) -> list[Problem]:
             dotted = ".".join(_unescape(part) for part in pointer[1:].split("/"))
             out.append(Problem(file, line, col, pointer, f"{dotted!r} has no effect: {why}", code="operator-only" if listed in OPERATOR_ONLY else "no-effect", severity=Severity.WARNING))
             if listed in OPERATOR_ONLY:
-                out += _moved_inside(located, pointer)
+                out += _moved_inside(located, dotted)
     return sorted(out)
 
 
@@ -470,22 +470,19 @@ def _defaults() -> dict[str, Any]:
     return with_defaults({})
 
 
-def _moved_inside(located: Located, pointer: str) -> list[Problem]:
-    """An error at each key of an operator-only section that has a place of its own here
+def _moved_inside(located: Located, section: str) -> list[Problem]:
+    """An error at each key of the operator-only ``section`` that has a place of its own here
     (``operator.defaultRuntime`` is ``cluster.containerRuntime``): left where the chart had it,
     it would be ignored, and the cluster would get the default instead of what it says."""
     from renderer import chartkeys
 
-    prefix = ".".join(_unescape(part) for part in pointer[1:].split("/")) + "."
-    defaults = _defaults()
     out: list[Problem] = []
     for move in chartkeys.MOVES:
-        if move.to is None or "*" in move.pattern or not move.pattern.startswith(prefix):
+        if move.to is None or "*" in move.pattern or not move.pattern.startswith(section + "."):
             continue
-        at = "/" + "/".join(part.replace("~", "~0").replace("/", "~1") for part in move.pattern.split("."))
-        here = "/" + move.to.replace(".", "/")
-        for where, value in _expand(located.data, at):
-            if _same_as_default(value, _expand(defaults, here)) and not _expand(located.data, here):
+        here = pointer_of(move.to.split("."))
+        for where, value in _expand(located.data, pointer_of(move.pattern.split("."))):
+            if _same_as_default(value, _expand(_defaults(), here)) and not _expand(located.data, here):
                 continue  # what it says is what renders here anyway: nothing is lost
             file, line, col = located.locate(where, key=True)
             message = f"{move.pattern!r} is {move.to!r} in a gpu-render policy: here it would be ignored"

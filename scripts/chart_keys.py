@@ -19,8 +19,10 @@ import yaml
 
 VALUES = "deployments/gpu-operator/values.yaml"
 TEMPLATES = "deployments/gpu-operator/templates"
-READ = re.compile(r"\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
-"""A template's reference to a value: ``.Values.driver.repoConfig.configMapName``."""
+READ_PATTERN = r"\.Values((\.[A-Za-z_][A-Za-z0-9_]*)+)"
+"""A template's reference to a value, ``.Values.driver.repoConfig.configMapName`` (group 1:
+the key with a leading dot), for ``git grep -E`` and Python alike."""
+READ = re.compile(READ_PATTERN)
 FREE_FORM = ("node-feature-discovery", "extraObjects")
 """Subtrees kept as one key: the NFD subchart's own values and arbitrary manifests."""
 RELEASE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
@@ -51,7 +53,7 @@ def leaves(data: Any, prefix: str = "") -> list[str]:
 def template_keys(repo: str, tag: str, declared: list[str]) -> list[str]:
     """The keys ``tag``'s templates read that its values.yaml does not declare: neither a leaf,
     nor a map holding leaves, nor inside a leaf (a list or a free-form map)."""
-    found = subprocess.run(["git", "-C", repo, "grep", "-ho", "-E", r"\.Values(\.[A-Za-z_][A-Za-z0-9_]*)+", tag, "--", TEMPLATES], capture_output=True, text=True).stdout
+    found = subprocess.run(["git", "-C", repo, "grep", "-ho", "-E", READ_PATTERN, tag, "--", TEMPLATES], capture_output=True, text=True).stdout
     leaf = set(declared)
     maps = {key.rsplit(".", n)[0] for key in declared for n in range(1, key.count(".") + 1)}
     out: set[str] = set()
