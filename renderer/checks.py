@@ -323,7 +323,48 @@ def pool_rules(located: Located, defaulted: dict[str, Any] | None = None) -> lis
     problems += dra_rules.rules(located, values)
     problems += _openshift(located, values)
     problems += nfd_os_rules(located, values)
+    problems += retired_validator_image(located, values)
     return problems
+
+
+RETIRED_VALIDATOR = "gpu-operator-validator"
+"""The validator's own image up to v25.3; from v25.10 the validator is a binary of the
+operator's image (``nvcr.io/nvidia/gpu-operator``, upstream commit "Consolidate operator and
+validator into one image"), and no ``gpu-operator-validator`` image is published for it."""
+
+
+def retired_validator_image(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """A warning where a values file of v25.3 or older (copied whole, as many are) still names
+    the validator's retired image and leaves its tag to the release: the tag it then pulls
+    (``gpu-operator-validator:v26.7.0``) was never published, so every GPU node's validator,
+    and with it every operand that waits for it, would stay in ImagePullBackOff."""
+    from renderer import driverimage
+
+    release = (values.get("cluster") or {}).get("operatorRelease", "")
+    out: list[Problem] = []
+    for section in ("validator", "nodeStatusExporter"):
+        mine, used = located.data.get(section), values.get(section)
+        if not isinstance(mine, dict) or not isinstance(used, dict) or "version" in mine:
+            continue
+        if section == "nodeStatusExporter" and not used.get("enabled"):
+            continue
+        image = str(used.get("image", ""))
+        if image.rsplit("/", 1)[-1] != RETIRED_VALIDATOR:
+            continue  # another image, or one named with its own tag or digest
+        key = "image" if "image" in mine else "repository"
+        out.append(
+            _problem(
+                located,
+                f"/{section}/{key}",
+                f"{section} names the image {RETIRED_VALIDATOR}, which releases from v25.10 no longer publish "
+                f"(the validator is part of the nvcr.io/nvidia/gpu-operator image), with the tag of {release}: "
+                f"{driverimage.image_path(used)} does not exist",
+                f"remove {section}.repository and {section}.image to take the release's image, or pin {section}.version to a tag your registry has",
+                "retired-image",
+                Severity.WARNING,
+            )
+        )
+    return out
 
 
 OS_LABEL = re.compile(r"feature\.node\.kubernetes\.io/system-os_release\.(ID|VERSION_ID)[\"']?\s*[=:]\s*[\"']?([A-Za-z0-9._-]+)")

@@ -149,6 +149,10 @@ def import_values(raw: bytes, path: str) -> Imported:
 
     yaml = YAML(typ="rt")
     yaml.width = 100
+    # ruamel reads YAML 1.2, where "off", "on", "yes" and "no" are plain strings, and so would
+    # write them back unquoted; helm and gpu-render read YAML 1.1, where they are booleans
+    # (`ccManager.defaultMode: "off"` became false): the user's quotes are kept as written
+    yaml.preserve_quotes = True
     doc: Any = yaml.load(raw)
     if not isinstance(doc, CommentedMap):
         raise UserError(f"{path}: a GPU Operator values file is a mapping of keys", problems=problems)

@@ -116,3 +116,12 @@ def test_operator_keys_with_a_place_here_are_refused_where_the_chart_had_them() 
     assert {m[0] for m in result.moved} == {"operator.defaultRuntime", "operator.runtimeClass"}
     quiet = "operator:\n  defaultRuntime: containerd\n  runtimeClass: nvidia\nplatform: {openshift: false}\n"
     assert not [x for x in plan(Inputs(quiet.encode(), "values.yaml")).problems if x.code == "chart-key-moved"]  # the defaults here: nothing lost
+
+
+def test_quoted_words_yaml_reads_as_booleans_keep_their_quotes() -> None:
+    """A full chart values file of v25.3 says `ccManager.defaultMode: "off"`: written back
+    unquoted, helm and gpu-render (YAML 1.1) would read it as false and refuse it."""
+    text = 'ccManager:\n  defaultMode: "off"\ndevicePlugin:\n  env:\n  - {name: MPS_ROOT_OWNER, value: "yes"}\n  - name: PASS_DEVICE_SPECS\n    value: \'on\'\n'
+    data, _ = _import(text)
+    assert data["ccManager"]["defaultMode"] == "off"
+    assert [e["value"] for e in data["devicePlugin"]["env"]] == ["yes", "on"]

@@ -5,7 +5,8 @@ in the output (or the refusal it expects, at its key).
 Expectation list: ``expect:`` items name an object (``kind``, ``name``: the name or its
 prefix) and what it must show: ``contains`` (strings in its JSON), ``env`` (a container's env
 var values) or ``absent: true``. ``pool:`` replaces the example node pool the importer adds;
-``refuse:`` names the problem ``validate`` must report instead.
+``refuse:`` names the problem ``validate`` must report instead; ``warn:`` lists warnings
+(``code``, ``pointer``) it must report besides rendering.
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ def test_corpus_file(path: Path) -> None:
         assert any(x.pointer == want["pointer"] and want["message"] in x.message for x in errors), [x.format() for x in errors]
         return
     assert not errors, [x.format() for x in errors]
+    warned = {(x.code, x.pointer) for x in p.problems if x.severity.name == "WARNING"}
+    for want in expect.get("warn") or []:
+        assert (want["code"], want["pointer"]) in warned, (want, sorted(warned))
     assert p.base is not None
     rendered = [o for objs in objects(p.base).values() for o in objs]
     for item in expect["expect"]:

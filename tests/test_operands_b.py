@@ -453,3 +453,25 @@ def test_seeder_follows_workload_and_opt_out(tmp_path: Path, kubectl: str) -> No
     assert labels["nvidia.com/gpu.deploy.device-plugin"] == "false"
     out = _run_seeder(tmp_path, kubectl, m, {"nvidia.com/gpu.deploy.operands": "false"})
     assert {v for k, v in out.items() if k.startswith("nvidia.com/gpu.deploy.") and k != "nvidia.com/gpu.deploy.operands"} == {"false"}
+
+
+@pytest.mark.parametrize(
+    ("section", "warned"),
+    [
+        ({"validator": {"repository": "nvcr.io/nvidia/cloud-native", "image": "gpu-operator-validator"}}, ["/validator/image"]),
+        ({"validator": {"repository": "nvcr.io/nvidia/cloud-native", "image": "gpu-operator-validator", "version": "v25.3.0"}}, []),
+        ({"validator": {"repository": "mirror.example/nvidia"}}, []),
+        ({"nodeStatusExporter": {"repository": "nvcr.io/nvidia/cloud-native", "image": "gpu-operator-validator"}}, []),
+        ({"nodeStatusExporter": {"enabled": True, "repository": "nvcr.io/nvidia/cloud-native", "image": "gpu-operator-validator"}}, ["/nodeStatusExporter/image"]),
+    ],
+)
+def test_the_validators_retired_image_warns_when_the_release_picks_its_tag(section: dict[str, Any], warned: list[str]) -> None:
+    """A chart values file of v25.3 or older names nvcr.io/nvidia/cloud-native/gpu-operator-validator
+    with no version: the tag is then the release's (v26.7.0), which that retired image never had."""
+    from renderer.pipeline import plan
+
+    problems = plan(Inputs(yamlio.dump(section).encode(), "values.yaml")).problems
+    found = [p for p in problems if p.code == "retired-image"]
+    assert [(p.pointer, p.severity.name) for p in found] == [(w, "WARNING") for w in warned]
+    if warned:
+        assert "gpu-operator-validator:v26.7.0 does not exist" in found[0].message
