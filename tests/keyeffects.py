@@ -52,6 +52,11 @@ def leaves(node: dict[str, Any] | None = None, path: tuple[str, ...] = ()) -> It
 
 
 SAMPLES_BY_PATH: dict[tuple[str, ...], Any] = {
+    # not the first value of the enum: that is the default
+    ("nodePools", "*", "driver", "kernelModuleType"): "proprietary",
+    ("nodePools", "*", "driver", "driverType"): "vgpu",
+    ("driver", "licensingConfig", "nlsEnabled"): False,
+    ("nodePools", "*", "driver", "licensingConfig", "nlsEnabled"): False,
     ("nodePools", "*", "runtime"): "crio",
     ("devicePlugin", "config", "data"): {"a": "version: v1\n", "b": "version: v1\n"},
     ("daemonsets", "rollingUpdate", "maxUnavailable"): "25%",
@@ -164,6 +169,9 @@ CONTEXT: dict[tuple[str, ...], dict[str, Any]] = {
     ("nodePools", "*", "driver", "certConfig", "keys"): {"nodePools": [{**BASE["nodePools"][0], "driver": {"certConfig": {"name": "certs"}}}]},
     ("nodePools", "*", "driver", "kernelModuleConfig", "keys"): {"nodePools": [{**BASE["nodePools"][0], "driver": {"kernelModuleConfig": {"name": "kmod"}}}]},
     ("vgpuManager", "kernelModuleConfig", "keys"): {"vgpuManager": {"kernelModuleConfig": {"name": "kmod"}}},
+    # the NLS client token is mounted from the licensing ConfigMap once it is named
+    ("driver", "licensingConfig", "nlsEnabled"): {"driver": {"licensingConfig": {"configMapName": "licensing"}}},
+    ("nodePools", "*", "driver", "licensingConfig", "nlsEnabled"): {"nodePools": [{**BASE["nodePools"][0], "driver": {"licensingConfig": {"configMapName": "licensing"}}}]},
     ("dcgmExporter", "config"): {"dcgmExporter": {"config": {"create": True, "name": "metrics", "data": "DCGM_FI_DEV_GPU_UTIL, gauge, util\n"}}},
 }
 """Extra settings under which a key can have an effect (its component or feature on)."""

@@ -132,3 +132,16 @@ def test_a_listed_key_warns_with_its_reason() -> None:
     warned = {x.pointer: x.message for x in p.problems if x.severity.name == "WARNING"}
     assert "not rendered yet" in warned["/nodePools/0/driver/livenessProbe"]
     assert "ignored by the operator" in warned["/dcgm/hostPort"]
+
+
+def test_the_nls_switch_and_a_pools_kernel_module_type_render_without_a_warning() -> None:
+    """Both were listed as "not rendered yet" after the driver rendered them: a warning that
+    said a key the user wrote did nothing, when it did."""
+    pool = {"name": "a", "os": {"id": "ubuntu", "version": "22.04"}, "driver": {"kernelModuleType": "proprietary", "licensingConfig": {"configMapName": "lic", "nlsEnabled": False}}}
+    p = plan(Inputs(yamlio.dump({"nodePools": [pool]}).encode(), "values.yaml"))
+    assert not [x.format() for x in p.problems], p.problems
+    assert p.base is not None
+    ds = next(o for o in objects(p.base)["driver"] if o["kind"] == "DaemonSet")
+    ctr = ds["spec"]["template"]["spec"]["containers"][0]
+    assert {"name": "KERNEL_MODULE_TYPE", "value": "proprietary"} in ctr["env"]
+    assert [m["mountPath"] for m in ctr["volumeMounts"] if m["name"] == "licensing-config"] == ["/drivers/gridd.conf"]
