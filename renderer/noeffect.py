@@ -54,7 +54,6 @@ PENDING: dict[str, str] = {
         "/nodePools/*/driver/livenessProbe",
         "/nodePools/*/driver/readinessProbe",
         "/nodePools/*/driver/upgradePolicy/podDeletion",
-        "/nodePools/*/driver/virtualTopologyConfig",
         "/nodePools/*/driver/nodeAffinity",
         "/validator/args",
         "/vgpuManager/driverManager/imagePullSecrets",

@@ -145,3 +145,16 @@ def test_the_nls_switch_and_a_pools_kernel_module_type_render_without_a_warning(
     ctr = ds["spec"]["template"]["spec"]["containers"][0]
     assert {"name": "KERNEL_MODULE_TYPE", "value": "proprietary"} in ctr["env"]
     assert [m["mountPath"] for m in ctr["volumeMounts"] if m["name"] == "licensing-config"] == ["/drivers/gridd.conf"]
+
+
+def test_a_pools_nvidiadriver_topology_config_is_mounted_as_the_clusterpolicys() -> None:
+    """`nodePools[].driver.virtualTopologyConfig.name` is the NVIDIADriver spelling of
+    `virtualTopology.config`: the operator mounts that ConfigMap's nvidia-topologyd.conf."""
+    pool = {"name": "a", "os": {"id": "ubuntu", "version": "22.04"}, "driver": {"driverType": "vgpu", "virtualTopologyConfig": {"name": "topology"}}}
+    p = plan(Inputs(yamlio.dump({"nodePools": [pool]}).encode(), "values.yaml"))
+    assert not [x.format() for x in p.problems if x.pointer.endswith("virtualTopologyConfig/name")]
+    assert p.base is not None
+    ds = next(o for o in objects(p.base)["driver"] if o["kind"] == "DaemonSet")
+    pod = ds["spec"]["template"]["spec"]
+    assert {"name": "topology-config", "configMap": {"name": "topology", "items": [{"key": "nvidia-topologyd.conf", "path": "nvidia-topologyd.conf"}]}} in pod["volumes"]
+    assert any(m["mountPath"] == "/etc/nvidia/nvidia-topologyd.conf" for m in pod["containers"][0]["volumeMounts"])

@@ -209,7 +209,8 @@ def _config_mounts(pool: Pool, driver: dict[str, Any]) -> tuple[list[Obj], list[
             volumes.append({"name": "licensing-config", "secret": {"secretName": secret, "items": items}})
         else:
             volumes.append({"name": "licensing-config", "configMap": {"name": config_map, "items": items}})
-    topology = str(_sub(driver, "virtualTopology").get("config") or "")
+    # the NVIDIADriver field (a pool's driver) or the ClusterPolicy's
+    topology = str(_sub(driver, "virtualTopologyConfig").get("name") or _sub(driver, "virtualTopology").get("config") or "")
     if topology:
         conf = "nvidia-topologyd.conf"
         mounts.append({"name": "topology-config", "mountPath": f"/etc/nvidia/{conf}", "subPath": conf, "readOnly": True})
