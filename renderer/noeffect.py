@@ -39,6 +39,7 @@ COMPATIBILITY: dict[str, str] = {
     "/cluster/name": "a cluster's name is its overlay folder's name (the fleet base is 'fleet'); the value written here is replaced",
     "/dcgm/hostPort": "deprecated in the ClusterPolicy and ignored by the operator: the host engine listens on 5555 inside the pod network",
     "/nodePools/*/driver/useOpenKernelModules": "deprecated and ignored upstream too; use kernelModuleType",
+    "/nodePools/*/driver/nodeAffinity": "an NVIDIADriver field the operator ignores too (its driver DaemonSet takes no node affinity from it); a pool's nodes are chosen by nodeSelector",
     "/nodePools/*/driver/upgradePolicy/waitForCompletion": "the upgrade controller is part of the operator; the DaemonSet controller and k8s-driver-manager do not wait for jobs (GPU pods are evicted after gpuPodDeletion.timeoutSeconds)",
 }
 
@@ -54,7 +55,6 @@ PENDING: dict[str, str] = {
         "/nodePools/*/driver/livenessProbe",
         "/nodePools/*/driver/readinessProbe",
         "/nodePools/*/driver/upgradePolicy/podDeletion",
-        "/nodePools/*/driver/nodeAffinity",
         "/validator/args",
         "/vgpuManager/driverManager/imagePullSecrets",
         "/vfioManager/driverManager/imagePullSecrets",
