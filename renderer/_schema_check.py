@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = '2299f1a2f7db55d5e8b4bf580aff35b08523896d0d1d07f21dfe406a98aceacb'
+SCHEMA_SHA256 = '17d6d3bc87fd6dc56d6fd5200e249216b88298bd36c47b969fbdb99f8aee52b8'
 VERSION = "2.22.3"
 from decimal import Decimal
 import re
