@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = '17d6d3bc87fd6dc56d6fd5200e249216b88298bd36c47b969fbdb99f8aee52b8'
+SCHEMA_SHA256 = '16d9486d7ae021da5c8a980c4751f7486abe78dc697c3fe54c3910bddeee721d'
 VERSION = "2.22.3"
 from decimal import Decimal
 import re

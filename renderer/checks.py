@@ -324,7 +324,28 @@ def pool_rules(located: Located, defaulted: dict[str, Any] | None = None) -> lis
     problems += _openshift(located, values)
     problems += nfd_os_rules(located, values)
     problems += retired_validator_image(located, values)
+    problems += validator_args(located)
     return problems
+
+
+def validator_args(located: Located) -> list[Problem]:
+    """A warning at ``validator.args``: the operator puts them in place of the validator's idle
+    loop (``sh -c "echo all validations are successful; while true; do sleep 86400; done"``), and
+    so does gpu-render; unless the first of them keeps running, the validator pods exit and
+    restart for ever, and the node's ready markers are removed at each stop."""
+    args = (located.data.get("validator") or {}).get("args") if isinstance(located.data.get("validator"), dict) else None
+    if not args:
+        return []
+    return [
+        _problem(
+            located,
+            "/validator/args",
+            "validator.args replace the validator's idle loop, as the operator does: `sh -c` runs the first of them as the main container, which must keep running",
+            "leave validator.args empty unless the first argument is a script that never ends; validator settings go in validator.env and the per-validation sections",
+            "validator-args",
+            Severity.WARNING,
+        )
+    ]
 
 
 RETIRED_VALIDATOR = "gpu-operator-validator"

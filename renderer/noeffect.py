@@ -39,6 +39,12 @@ COMPATIBILITY: dict[str, str] = {
     "/cluster/name": "a cluster's name is its overlay folder's name (the fleet base is 'fleet'); the value written here is replaced",
     "/dcgm/hostPort": "deprecated in the ClusterPolicy and ignored by the operator: the host engine listens on 5555 inside the pod network",
     "/nodePools/*/driver/useOpenKernelModules": "deprecated and ignored upstream too; use kernelModuleType",
+    "/driver/startupProbe/successThreshold": "Kubernetes accepts only 1 for a startup probe (the API server refuses the DaemonSet otherwise); the driver's startup probe keeps 1",
+    "/nodePools/*/driver/startupProbe/successThreshold": "Kubernetes accepts only 1 for a startup probe (the API server refuses the DaemonSet otherwise); the driver's startup probe keeps 1",
+    "/driver/livenessProbe": "the operator's driver container has no liveness probe to tune: with a field set, its reconcile of the ClusterPolicy dereferences a nil probe (setContainerProbe) and the driver is never updated",
+    "/driver/readinessProbe": "the operator's driver container has no readiness probe to tune: with a field set, its reconcile of the ClusterPolicy dereferences a nil probe (setContainerProbe) and the driver is never updated",
+    "/nodePools/*/driver/livenessProbe": "an NVIDIADriver field the operator ignores too (its driver container has no liveness probe)",
+    "/nodePools/*/driver/readinessProbe": "an NVIDIADriver field the operator ignores too (its driver container has no readiness probe)",
     "/nodePools/*/driver/nodeAffinity": "an NVIDIADriver field the operator ignores too (its driver DaemonSet takes no node affinity from it); a pool's nodes are chosen by nodeSelector",
     "/nodePools/*/driver/upgradePolicy/waitForCompletion": "the upgrade controller is part of the operator; the DaemonSet controller and k8s-driver-manager do not wait for jobs (GPU pods are evicted after gpuPodDeletion.timeoutSeconds)",
 }
@@ -47,15 +53,8 @@ _PENDING = "not rendered yet: gpu-render does not carry this setting into the po
 PENDING: dict[str, str] = {
     pointer: _PENDING
     for pointer in (
-        "/driver/startupProbe/successThreshold",
-        "/driver/livenessProbe",
-        "/driver/readinessProbe",
         "/driver/upgradePolicy/podDeletion",
-        "/nodePools/*/driver/startupProbe/successThreshold",
-        "/nodePools/*/driver/livenessProbe",
-        "/nodePools/*/driver/readinessProbe",
         "/nodePools/*/driver/upgradePolicy/podDeletion",
-        "/validator/args",
         "/vgpuManager/driverManager/imagePullSecrets",
         "/vfioManager/driverManager/imagePullSecrets",
     )

@@ -1711,3 +1711,17 @@ def test_set_of_a_pools_drain_keys_reaches_the_driver_manager(helm: str, example
     got = _template(helm, example, "--set", "driver.pools.rhel94.upgradePolicy.drain.enable=true", "--set", "driver.pools.rhel94.upgradePolicy.drain.force=true")
     assert _drain_env(got, "rhel94")["DRAIN_USE_FORCE"] == "true"
     assert _drain_env(got, "ubuntu2204")["DRAIN_USE_FORCE"] == "false"
+
+
+def test_validator_args_are_a_knob_with_the_idle_loop_as_their_value(helm: str, tmp_path: Path) -> None:
+    """``validator.args`` replace the validators' idle loop (the operator's TransformValidatorShared):
+    the chart values carry that loop where the policy sets none, so a cluster that sets its own is
+    reproduced from its values file and ``--set`` reaches both validators; an emptied list, which
+    would print no args (the pod would end), is refused."""
+    chart, p = _fleet_of(tmp_path, {"own-args": 'validator:\n  args: ["echo checked; sleep infinity"]\n'})
+    _reproduced(helm, chart, p, ["own-args"])
+    got = _template(helm, chart, "--set-json", 'validator.args=["sleep 3600"]')
+    mains = [o["spec"]["template"]["spec"]["containers"][0] for o in got if o["kind"] == "DaemonSet" and o["metadata"]["name"] == "nvidia-operator-validator"]
+    assert [m["args"] for m in mains] == [["sleep 3600"]]
+    err = _refused(helm, chart, "--set-json", "validator.args=[]")
+    assert "validator.args is empty" in err, err

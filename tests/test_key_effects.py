@@ -130,7 +130,7 @@ def test_a_listed_key_warns_with_its_reason() -> None:
     text = 'nodePools: [{name: a, os: {id: ubuntu, version: "22.04"}, driver: {livenessProbe: {periodSeconds: 5}}}]\ndcgm: {hostPort: 5555}\n'
     p = plan(Inputs(text.encode(), "values.yaml"))
     warned = {x.pointer: x.message for x in p.problems if x.severity.name == "WARNING"}
-    assert "not rendered yet" in warned["/nodePools/0/driver/livenessProbe"]
+    assert "the operator ignores too" in warned["/nodePools/0/driver/livenessProbe"]
     assert "ignored by the operator" in warned["/dcgm/hostPort"]
 
 

@@ -475,3 +475,20 @@ def test_the_validators_retired_image_warns_when_the_release_picks_its_tag(secti
     assert [(p.pointer, p.severity.name) for p in found] == [(w, "WARNING") for w in warned]
     if warned:
         assert "gpu-operator-validator:v26.7.0 does not exist" in found[0].message
+
+
+def test_validator_args_replace_the_idle_loop_as_the_operator_does_with_a_warning() -> None:
+    """TransformValidatorShared sets the main container's args of the operator and sandbox
+    validators to validator.args; `sh -c` then runs the first one (it was dropped here, warned as
+    not rendered yet)."""
+    from renderer.pipeline import plan
+
+    p = plan(Inputs(yamlio.dump({"validator": {"args": ["sleep infinity"]}, "sandboxWorkloads": {"enabled": True}}).encode(), "values.yaml"))
+    assert [(x.pointer, x.severity.name) for x in p.problems if x.code == "validator-args"] == [("/validator/args", "WARNING")]
+    assert not [x for x in p.problems if x.code == "no-effect"]
+    assert p.base is not None
+    built = objects(p.base)
+    for comp in ("operator-validator", "sandbox-validator"):
+        ds = next(o for o in built[comp] if o["kind"] == "DaemonSet")
+        main = ds["spec"]["template"]["spec"]["containers"][0]
+        assert main["command"] == ["sh", "-c"] and main["args"] == ["sleep infinity"], comp

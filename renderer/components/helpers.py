@@ -87,15 +87,24 @@ def default_workload(model: Model) -> str:
     return str(model.section("sandboxWorkloads").get("defaultWorkload", "container"))
 
 
+IDLE = ["echo all validations are successful; while true; do sleep 86400; done"]
+"""The validator's main container once its validations are through (the operator's asset); the
+chart values carry it in place of an empty ``validator.args`` (``helm_values.chart_values``)."""
+
+
 def validator_main(model: Model, name: str, clear: str) -> Obj:
     """The main container of a validator DaemonSet: it only idles once its init containers
-    (the validations) are through, and on stop removes the markers ``clear`` matches."""
+    (the validations) are through, and on stop removes the markers ``clear`` matches.
+    ``validator.args`` replace its idle loop, as the operator's TransformValidatorShared does
+    (``validate`` warns: ``sh -c`` then runs the first of them)."""
+    v = model.section("validator")
     return {
         "name": name,
         "image": c.validator_image(model),
-        "imagePullPolicy": model.section("validator").get("imagePullPolicy", "IfNotPresent"),
+        "imagePullPolicy": v.get("imagePullPolicy", "IfNotPresent"),
         "command": ["sh", "-c"],
-        "args": ["echo all validations are successful; while true; do sleep 86400; done"],
+        # the list as it is (strings, the schema): a copy keeps the chart's placeholder whole
+        "args": list(v.get("args") or IDLE),
         "securityContext": {"privileged": True, "runAsUser": 0},
         "lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", f"rm -f {c.VALIDATIONS_DIR}/{clear}"]}}},
         "volumeMounts": [c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation="Bidirectional")],

@@ -242,6 +242,7 @@ def chart_values(model: Model) -> dict[str, Any]:
     with the model (every cluster's values are read, never changed; copy before changing)."""
     from renderer.components.container_toolkit import pool_groups, pool_paths
     from renderer.components.driver import sidecar_script, upgrade_budget
+    from renderer.components.helpers import IDLE
     from renderer.driverimage import pool_facts
 
     # every key whatever the release (the model's prune again takes away what it does not keep),
@@ -271,6 +272,9 @@ def chart_values(model: Model) -> dict[str, Any]:
         section = values.get(key)
         if isinstance(section, dict) and not section.get("args"):
             values[key] = {**section, "args": sidecar_script(key)}
+    validator = values.get("validator")
+    if isinstance(validator, dict) and not validator.get("args"):  # the idle loop, as the GDS script
+        values["validator"] = {**validator, "args": list(IDLE)}
     values["draDriver"] = {DRA_ON: model.dra, **(values.get("draDriver") or {})}
     _numbers(values)
     return values
