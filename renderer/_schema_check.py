@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = '16d9486d7ae021da5c8a980c4751f7486abe78dc697c3fe54c3910bddeee721d'
+SCHEMA_SHA256 = '82bb7df1d3eb7e73bd08e587c380aa34fbe7b679db49ed963df695cdb107d43c'
 VERSION = "2.22.3"
 from decimal import Decimal
 import re

@@ -55,8 +55,6 @@ PENDING: dict[str, str] = {
     for pointer in (
         "/driver/upgradePolicy/podDeletion",
         "/nodePools/*/driver/upgradePolicy/podDeletion",
-        "/vgpuManager/driverManager/imagePullSecrets",
-        "/vfioManager/driverManager/imagePullSecrets",
     )
 }
 

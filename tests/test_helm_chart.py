@@ -1725,3 +1725,40 @@ def test_validator_args_are_a_knob_with_the_idle_loop_as_their_value(helm: str, 
     assert [m["args"] for m in mains] == [["sleep 3600"]]
     err = _refused(helm, chart, "--set-json", "validator.args=[]")
     assert "validator.args is empty" in err, err
+
+
+def test_pull_secrets_are_references_in_the_chart_values(helm: str, tmp_path: Path) -> None:
+    """The policy takes pull secrets' names (as the GPU Operator chart does); the templates print
+    the list as it is, so the chart values carry ``{name: ...}`` references and the chart's schema
+    takes those only: a name there printed ``imagePullSecrets: [regcred]``, a pod the API server
+    refuses, and the validator's VALIDATOR_IMAGE_PULL_SECRETS read ``None``. A cluster that sets
+    them, as names or references, is reproduced."""
+    chart, p = _fleet_of(tmp_path, {"sec": "validator:\n  imagePullSecrets: [regcred]\ndevicePlugin:\n  imagePullSecrets: [regcred, {name: other}]\n"})
+    _reproduced(helm, chart, p, ["sec"])
+    assert "- name: regcred" in (chart / "values-sec.yaml").read_text()
+    got = _template(helm, chart, "--set", "devicePlugin.imagePullSecrets[0].name=a", "--set", "validator.imagePullSecrets[0].name=b", "--set", "validator.imagePullSecrets[1].name=c")
+    pods = {o["metadata"]["name"]: o["spec"]["template"]["spec"] for o in got if o["kind"] == "DaemonSet"}
+    assert pods["nvidia-device-plugin-daemonset"]["imagePullSecrets"] == [{"name": "a"}]
+    assert pods["nvidia-operator-validator"]["imagePullSecrets"] == [{"name": "b"}, {"name": "c"}]
+    env = {e["name"]: e.get("value") for c in pods["nvidia-operator-validator"]["initContainers"] for e in c.get("env", [])}
+    assert env["VALIDATOR_IMAGE_PULL_SECRETS"] == "b,c"
+    proc = subprocess.run([helm, "template", "gpu-stack", str(chart), "--set", "devicePlugin.imagePullSecrets={regcred}"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "/devicePlugin/imagePullSecrets/0': got string, want object" in proc.stderr, proc.stderr
+
+
+def test_driver_managers_pull_secrets_are_reproduced(helm: str, tmp_path: Path) -> None:
+    """The k8s-driver-manager's pull secrets go on the pods of the driver, vGPU manager and VFIO
+    manager before their own (transformDriverManagerInitContainer); the chart values carry each
+    list (empty by default), so clusters that set them get a values file."""
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(
+        'nodePools:\n  - {name: a, os: {id: ubuntu, version: "22.04"}, kernel: 5.15.0-1040-nvidia}\n'
+        "sandboxWorkloads: {enabled: true}\n"
+        'vgpuManager: {enabled: true, repository: registry.example.com/nvidia, version: "580.1"}\n'
+    )
+    overlays = {
+        "managers": "vgpuManager: {driverManager: {imagePullSecrets: [mgr]}}\nvfioManager: {driverManager: {imagePullSecrets: [mgr2]}, imagePullSecrets: [main]}\n",
+        "driver": "driver: {manager: {imagePullSecrets: [mgr]}, imagePullSecrets: [main]}\n",
+    }
+    chart, p = _fleet_of(tmp_path / "fleet", overlays, fleet)
+    _reproduced(helm, chart, p, sorted(overlays))

@@ -492,3 +492,24 @@ def test_validator_args_replace_the_idle_loop_as_the_operator_does_with_a_warnin
         ds = next(o for o in built[comp] if o["kind"] == "DaemonSet")
         main = ds["spec"]["template"]["spec"]["containers"][0]
         assert main["command"] == ["sh", "-c"] and main["args"] == ["sleep infinity"], comp
+
+
+def test_the_vgpu_and_vfio_managers_pull_their_driver_manager_with_its_secrets() -> None:
+    """transformDriverManagerInitContainer adds driverManager.imagePullSecrets to the pod before
+    the main image's (they were accepted and warned as not rendered yet)."""
+    from renderer.pipeline import plan
+
+    manager = {"driverManager": {"imagePullSecrets": ["manager-secret"]}, "imagePullSecrets": ["main-secret", "manager-secret"]}
+    vals = {
+        "nodePools": [{"name": "a", "os": {"id": "ubuntu", "version": "22.04"}}],
+        "sandboxWorkloads": {"enabled": True},
+        "vgpuManager": {"enabled": True, "repository": "registry.example.com/nvidia", "version": "580.1", **manager},
+        "vfioManager": manager,
+    }
+    p = plan(Inputs(yamlio.dump(vals).encode(), "values.yaml"))
+    assert not [x.format() for x in p.problems if "driverManager" in x.pointer]
+    assert p.base is not None
+    built = objects(p.base)
+    for comp in ("vgpu-manager", "vfio-manager"):
+        ds = next(o for o in built[comp] if o["kind"] == "DaemonSet")
+        assert ds["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "manager-secret"}, {"name": "main-secret"}], comp

@@ -442,6 +442,24 @@ def _pull_secrets(model: Model, section: dict[str, Any], pod: Obj) -> list[Obj]:
     return pull_secret_refs(section)
 
 
+def secret_name(ref: Any) -> str:
+    """A pull secret's name: the name itself, or the one value of its ``{name: ...}`` reference
+    (the schema allows no other key; so the Helm chart's placeholder map gives its sentinel, and
+    the analysis finds the list printed as its names joined)."""
+    if isinstance(ref, str):
+        return ref
+    return str(next(iter(ref.values()), "")) if isinstance(ref, dict) else str(ref)
+
+
+def with_manager_secrets(section: dict[str, Any]) -> dict[str, Any]:
+    """``section`` with its k8s-driver-manager's pull secrets first in ``imagePullSecrets``, as
+    the operator's transformDriverManagerInitContainer adds them before the main image's (the
+    vGPU and VFIO managers' pods pull both images)."""
+    manager = section.get("driverManager") or {}
+    lists = [manager.get("imagePullSecrets") if isinstance(manager, dict) else None, section.get("imagePullSecrets")]
+    return {**section, "imagePullSecrets": [item for items in lists for item in items or []]}
+
+
 def pull_secret_refs(section: dict[str, Any]) -> list[Obj]:
     """``section.imagePullSecrets`` (names or ``{name}`` maps) as a pod's references, each once."""
     refs: list[Obj] = []

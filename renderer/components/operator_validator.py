@@ -41,7 +41,7 @@ def _validation(model: Model, component: str, pairs: list[tuple[str, str]], *, f
 def _workload_env(model: Model) -> list[tuple[str, str]]:
     """What the validations that start a workload pod need to build it like this pod."""
     v = model.section("validator")
-    secrets = [s if isinstance(s, str) else str(s.get("name")) for s in v.get("imagePullSecrets") or []]
+    secrets = [c.secret_name(s) for s in v.get("imagePullSecrets") or []]
     pairs = [("VALIDATOR_IMAGE", c.validator_image(model)), ("VALIDATOR_IMAGE_PULL_POLICY", str(v.get("imagePullPolicy", "IfNotPresent")))]
     if secrets:  # the operator sets these two only when there is something to say
         pairs.append(("VALIDATOR_IMAGE_PULL_SECRETS", ",".join(secrets)))

@@ -43,7 +43,7 @@ def daemonset(model: Model) -> Obj:
             c.host_path("host-root", h.host_root(model)),
         ],
     }
-    return c.daemonset(NAME, model, operand="vfio-manager", pod_spec=pod, section=vfio)
+    return c.daemonset(NAME, model, operand="vfio-manager", pod_spec=pod, section=c.with_manager_secrets(vfio))
 
 
 def build(model: Model) -> list[Obj]:

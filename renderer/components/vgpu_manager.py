@@ -91,7 +91,7 @@ def daemonset(model: Model, pool: Pool) -> Obj:
         operand="vgpu-manager",
         pod_spec=pod,
         component="nvidia-vgpu-host-manager",
-        section=vgpu,
+        section=c.with_manager_secrets(vgpu),
         pod_annotations={"kubectl.kubernetes.io/default-container": "nvidia-vgpu-manager-ctr"},
         extra_labels={"nvidia.com/node.os-version": pool.os_tag},
     )

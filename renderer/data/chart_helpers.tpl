@@ -78,6 +78,15 @@ a null deleting the key. Prints the merge as YAML, nothing when it is empty.
 {{- join "," $out -}}
 {{- end -}}
 
+{{/* Pull secrets' names joined with commas (the validator's VALIDATOR_IMAGE_PULL_SECRETS). */}}
+{{- define "[[ chart ]].names" -}}
+{{- $out := list -}}
+{{- range . -}}
+{{- $out = append $out (kindIs "string" . | ternary . (get (kindIs "map" . | ternary . dict) "name")) -}}
+{{- end -}}
+{{- join "," $out -}}
+{{- end -}}
+
 {{/* Labels for extra objects a user adds next to the chart. */}}
 {{- define "[[ chart ]].labels" -}}
 app.kubernetes.io/name: {{ include "[[ chart ]].name" . }}

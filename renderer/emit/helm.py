@@ -300,6 +300,10 @@ def chart_schema() -> dict[str, Any]:
         "description": "Derived: do not set. Computed by gpu-render from the rendered objects (configuration digests) and from the pool list (the node labeller's pool rules, node-selector terms); helm does not recompute them, and the chart refuses pools that disagree with them (templates/NOTES.txt). Change the policy and rebuild.",
         "additionalProperties": {"type": ["string", "array"], "description": "Derived: do not set (computed by gpu-render; rebuild)."},
     }
+    secrets = schema.get("$defs", {}).get("imagePullSecrets")
+    if isinstance(secrets, dict):  # the chart values carry references (helm_values.secret_maps)
+        secrets["items"] = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": False}
+        secrets["description"] = "Pull secrets as a pod's references: `[{name: regcred}]` (`--set x.imagePullSecrets[0].name=regcred`)."
     driver = schema.get("properties", {}).get("driver")
     if isinstance(driver, dict) and isinstance(driver.get("properties"), dict):
         pool = clone(pool_schema(schema))
@@ -409,7 +413,7 @@ def values_table(values: dict[str, Any], schema: dict[str, Any], fixed: set[tupl
     return rows
 
 
-ON_DEMAND = ("joined",)
+ON_DEMAND = ("joined", "names")
 """Helpers of chart_helpers.tpl written only when a template includes them (``joined``: only the
 DRA driver's gates print it, and a DRA driver whose gates were build-time text would not)."""
 

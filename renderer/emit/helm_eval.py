@@ -31,6 +31,7 @@ from renderer.emit.helm_tree import (
     is_empty,
     joined_text,
     merged_maps,
+    names_text,
     tget,
 )
 from renderer.emit.helm_values import POOL_SECTIONS, Path, get, pool_names
@@ -81,7 +82,7 @@ def evaluate(node: Any, values: dict[str, Any]) -> Any:
     if isinstance(node, Derived):
         return _read_generated(values, node.key)
     if isinstance(node, Joined):
-        return joined_text(_read(values, node.path))
+        return names_text(_read(values, node.path)) if node.names else joined_text(_read(values, node.path))
     if isinstance(node, Interp):
         return "".join(p if isinstance(p, str) else str(_read(values, p.path)) for p in node.parts)
     if isinstance(node, dict):

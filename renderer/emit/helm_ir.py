@@ -69,6 +69,7 @@ from renderer.emit.helm_tree import (
     item_name,
     joined_text,
     merged_maps,
+    names_text,
     tget,
 )
 from renderer.emit.helm_values import (
@@ -448,6 +449,8 @@ class Sentinels:
         if isinstance(node, str) and _has_sid(node):
             if node in self.value and node.startswith("zzgrs"):
                 return self.value[node]
+            if node in self.value and _names_of(self.knob[node]):  # pull secrets' names, joined
+                return names_text(self.value[node])
             joined = JOINED.fullmatch(node)
             if joined is not None and isinstance(self.value.get(joined.group(1)), dict):
                 return joined_text(self.value[joined.group(1)])
@@ -480,6 +483,13 @@ class Sentinels:
                 if not is_empty(self.value[sid]):
                     out[key] = clone(self.value[sid])
                 continue
+            if isinstance(val, list) and len(val) > 1 and self._only_list_blocks(val):
+                # lists joined into one (a pod's pull secrets: the manager's, then the image's):
+                # as one list block, an empty join leaves the key out
+                joined = self._back_list(val)
+                if joined:
+                    out[key] = joined
+                continue
             out[key] = self.back(val)
         return out
 
@@ -509,6 +519,14 @@ class Sentinels:
             if not (isinstance(k, str) and k == v and k in knob and k.startswith("zzgrb")):
                 return []
         return list(node)
+
+    def _only_list_blocks(self, node: list[Any]) -> bool:
+        """Is every item of ``node`` a list block's placeholder item?"""
+        for item in node:
+            sid = self.block_id(item)
+            if sid is None or not isinstance(self.value[sid], list):
+                return False
+        return True
 
     def _list_block(self, node: list[Any]) -> str | None:
         if len(node) == 1:
@@ -2633,9 +2651,18 @@ def _convert_item(item: Any, sent: Sentinels) -> Any:
     return out
 
 
+def _names_of(path: Path) -> bool:
+    """Is a list placeholder that stands alone as text a list of pull secrets, joined by their
+    names (the validator's ``VALIDATOR_IMAGE_PULL_SECRETS``, :func:`names_text`)? Any other
+    block's sentinel as text is its own key or value, where the block itself stands."""
+    return bool(path) and path[-1] == "imagePullSecrets"
+
+
 def _convert_text(node: str, sent: Sentinels) -> Ref | Interp | Joined:
     if node in sent.knob and node.startswith("zzgrs"):
         return Ref(sent.knob[node], isinstance(sent.value[node], str))
+    if node in sent.knob and _names_of(sent.knob[node]):
+        return Joined(sent.knob[node], names=True)
     joined = JOINED.fullmatch(node)
     if joined is not None and isinstance(sent.value.get(joined.group(1)), dict):
         return Joined(sent.knob[joined.group(1)])

@@ -316,7 +316,7 @@ def _scalar(node: Any) -> str | None:
     if isinstance(node, Derived) and not node.block:
         return "{{ " + derived_expr(node) + " | quote }}"
     if isinstance(node, Joined):
-        return "{{ " + f'include "{CHART}.{JOINED}" {values_expr(node.path)}' + " | quote }}"
+        return "{{ " + f'include "{CHART}.{NAMES if node.names else JOINED}" {values_expr(node.path)}' + " | quote }}"
     if isinstance(node, Ref):
         return "{{ " + ref_expr(node, True) + (" | quote }}" if node.quote else " }}")
     if isinstance(node, Interp):
@@ -365,6 +365,7 @@ def _conds(node: Any) -> list[Cond] | None:
 
 
 JOINED = "joined"
+NAMES = "names"
 """The named template (renderer/data/chart_helpers.tpl) printing a values map of booleans as
 ``key=true,key=false`` (``helm_tree.joined_text``)."""
 

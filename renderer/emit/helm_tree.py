@@ -50,9 +50,12 @@ class Interp:
 @dataclass(frozen=True)
 class Joined:
     """A values map of booleans as text: ``key=true`` / ``key=false`` in key order, joined
-    with commas (:func:`joined_text`); the ``joined`` helper of chart_helpers.tpl prints it."""
+    with commas (:func:`joined_text`); the ``joined`` helper of chart_helpers.tpl prints it.
+    With ``names``, a list of pull-secret references as their names joined with commas
+    (:func:`names_text`, the ``names`` helper: the validator's ``VALIDATOR_IMAGE_PULL_SECRETS``)."""
 
     path: Path
+    names: bool = False
 
 
 def joined_text(value: Any) -> str:
@@ -60,6 +63,13 @@ def joined_text(value: Any) -> str:
     ``range`` over a map gives it: keys sorted."""
     items = value.items() if isinstance(value, dict) else ()
     return ",".join(f"{k}={'true' if v else 'false'}" for k, v in sorted(items))
+
+
+def names_text(value: Any) -> str:
+    """Pull secrets' names joined with commas, as the builders join them."""
+    from renderer.components.common import secret_name
+
+    return ",".join(secret_name(ref) for ref in value) if isinstance(value, list) else ""
 
 
 @dataclass(frozen=True)

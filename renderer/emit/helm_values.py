@@ -277,7 +277,33 @@ def chart_values(model: Model) -> dict[str, Any]:
         values["validator"] = {**validator, "args": list(IDLE)}
     values["draDriver"] = {DRA_ON: model.dra, **(values.get("draDriver") or {})}
     _numbers(values)
-    return values
+    out: dict[str, Any] = secret_maps(values)
+    return out
+
+
+def secret_maps(node: Any) -> Any:
+    """``node`` with every ``imagePullSecrets`` list's names as ``{name: ...}`` maps (new maps and
+    lists along the way, the rest shared). The policy takes names, as the GPU Operator chart
+    does, and the builders turn them into a pod's references; the chart's templates print the
+    list as it is (``toYaml``), so its values carry the references: a name printed there was an
+    invalid pod (``imagePullSecrets: [regcred]``). The chart's schema takes maps only."""
+    if isinstance(node, dict):
+        out: dict[str, Any] | None = None
+        for key, value in node.items():
+            if key == "imagePullSecrets" and isinstance(value, list) and any(isinstance(v, str) for v in value):
+                new: Any = [{"name": v} if isinstance(v, str) else v for v in value]
+            elif isinstance(value, dict | list):
+                new = secret_maps(value)
+            else:
+                continue
+            if new is not value:
+                out = dict(node) if out is None else out
+                out[key] = new
+        return node if out is None else out
+    if isinstance(node, list):
+        items = [secret_maps(v) if isinstance(v, dict | list) else v for v in node]
+        return node if all(a is b for a, b in zip(items, node, strict=True)) else items
+    return node
 
 
 def pool_names(values: dict[str, Any]) -> list[str]:
