@@ -513,3 +513,20 @@ def test_the_vgpu_and_vfio_managers_pull_their_driver_manager_with_its_secrets()
     for comp in ("vgpu-manager", "vfio-manager"):
         ds = next(o for o in built[comp] if o["kind"] == "DaemonSet")
         assert ds["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "manager-secret"}, {"name": "main-secret"}], comp
+
+
+def test_validator_pull_secrets_warn_for_the_components_that_lack_them() -> None:
+    """The operator adds validator.imagePullSecrets to every pod with validation init containers;
+    gpu-render to the validator's own (docs/fidelity.md): the difference is said, at the key."""
+    from renderer.pipeline import plan
+
+    def warned(vals: dict[str, Any]) -> list[str]:
+        found = [x for x in plan(Inputs(yamlio.dump(vals).encode(), "values.yaml")).problems if x.code == "validator-pull-secrets"]
+        assert all(x.pointer == "/validator/imagePullSecrets" and x.severity.name == "WARNING" for x in found)
+        return [x.message for x in found]
+
+    assert warned({}) == []
+    [message] = warned({"validator": {"imagePullSecrets": ["regcred"]}, "devicePlugin": {"imagePullSecrets": [{"name": "regcred"}]}})
+    assert "toolkit" in message and "devicePlugin" not in message and "sandboxDevicePlugin" not in message
+    every = {key: {"imagePullSecrets": ["regcred"]} for key in ("gfd", "toolkit", "devicePlugin", "dcgmExporter", "migManager")}
+    assert warned({"validator": {"imagePullSecrets": ["regcred"]}, **every}) == []
