@@ -46,17 +46,14 @@ COMPATIBILITY: dict[str, str] = {
     "/nodePools/*/driver/livenessProbe": "an NVIDIADriver field the operator ignores too (its driver container has no liveness probe)",
     "/nodePools/*/driver/readinessProbe": "an NVIDIADriver field the operator ignores too (its driver container has no readiness probe)",
     "/nodePools/*/driver/nodeAffinity": "an NVIDIADriver field the operator ignores too (its driver DaemonSet takes no node affinity from it); a pool's nodes are chosen by nodeSelector",
+    "/driver/upgradePolicy/podDeletion": "the NVIDIADriver spelling of gpuPodDeletion, read by the operator's upgrade controller only (its driver DaemonSet takes nothing from it); k8s-driver-manager evicts GPU pods as gpuPodDeletion says",
+    "/nodePools/*/driver/upgradePolicy/podDeletion": "the NVIDIADriver spelling of gpuPodDeletion, read by the operator's upgrade controller only (its driver DaemonSet takes nothing from it); k8s-driver-manager evicts GPU pods as gpuPodDeletion says",
     "/nodePools/*/driver/upgradePolicy/waitForCompletion": "the upgrade controller is part of the operator; the DaemonSet controller and k8s-driver-manager do not wait for jobs (GPU pods are evicted after gpuPodDeletion.timeoutSeconds)",
 }
 
-_PENDING = "not rendered yet: gpu-render does not carry this setting into the pod (docs/fidelity.md)"
-PENDING: dict[str, str] = {
-    pointer: _PENDING
-    for pointer in (
-        "/driver/upgradePolicy/podDeletion",
-        "/nodePools/*/driver/upgradePolicy/podDeletion",
-    )
-}
+PENDING: dict[str, str] = {}
+"""Keys accepted but not rendered yet, with the reason "not rendered yet: ..." (none now: each
+key the operator renders is rendered, and the rest say the operator's own reason above)."""
 
 NO_EFFECT: dict[str, str] = {**OPERATOR_ONLY, **COMPATIBILITY, **PENDING}
 """Pointer (``*`` for any list item) -> why setting it renders nothing here."""
