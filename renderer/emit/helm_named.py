@@ -136,9 +136,18 @@ class _Interner:
         self.pools = pools or set()
         self.memo: dict[int, tuple[Any, Facts]] = {}
         """Facts of collections by id (the node kept alive with them)."""
+        self._strs: dict[str, Facts] = {}
+        """Facts of strings by value (the most common node: a template has thousands)."""
+        self._leaves: dict[tuple[type, Any], Facts] = {}
+        """Facts of the other leaves by type and value (a ``Ref``'s ``repr`` made once per value:
+        its fields are strings and booleans, so equal leaves have equal texts)."""
+        self._one_pool = next(iter(self.pools)) if len(self.pools) == 1 else None
         self._str_shape = self.shapes.setdefault(("str",), 0)
 
     def of(self, node: Any) -> int:
+        hit = self.memo.get(id(node))  # (most questions are of a collection already walked)
+        if hit is not None and hit[0] is node:
+            return hit[1][0]
         return self.facts(node)[0]
 
     def shape(self, node: Any) -> tuple[int, int]:
@@ -147,6 +156,9 @@ class _Interner:
         return found[1], found[2]
 
     def acts(self, node: Any) -> bool:
+        hit = self.memo.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1][3]
         return self.facts(node)[3]
 
     def reads_pool(self, node: Any) -> bool:
@@ -155,54 +167,72 @@ class _Interner:
     def facts(self, node: Any) -> Facts:
         """(number, shape number, literal strings, takes values, reads a pool) of ``node``."""
         if type(node) is str:
-            return (self._leaf(node), self._str_shape, 1, False, self._mentions(node))
+            found = self._strs.get(node)
+            if found is None:
+                found = self._strs[node] = (self._leaf(node), self._str_shape, 1, False, self._mentions(node))
+            return found
         hit = self.memo.get(id(node))
         if hit is not None and hit[0] is node:
             return hit[1]
-        key: Any
-        shape: Any
+        if isinstance(node, (dict, list, Variant)):
+            found = self._collection(node)
+            self.memo[id(node)] = (node, found)
+            return found
+        return self._other(node)
+
+    def _collection(self, node: dict[Any, Any] | list[Any] | Variant) -> Facts:
+        """:meth:`facts` of a map, list or variant, from its children's (each asked once)."""
+        nums: list[Any] = []
+        forms: list[Any] = []
         count = 0
         acts = pooly = False
-        if isinstance(node, (dict, list, Variant)):
-            nums: list[Any] = []
-            forms: list[Any] = []
-            if isinstance(node, Variant):
-                acts = True
-                for cond, case in node.cases:
-                    num, form, sub, _, inner = self.facts(case)
-                    text = repr(cond)
-                    nums.append((text, num))
-                    forms.append((text, form))
+        facts = self.facts
+        if isinstance(node, Variant):
+            acts = True
+            for cond, case in node.cases:
+                num, form, sub, _, inner = facts(case)
+                text = repr(cond)
+                nums.append((text, num))
+                forms.append((text, form))
+                count += sub
+                pooly = pooly or inner or self._mentions(text)
+        elif isinstance(node, dict):
+            one = self._one_pool
+            for k, v in node.items():
+                num, form, sub, act, inner = facts(v)
+                if type(k) is str:
+                    nums.append(("str", k, num))
+                    forms.append(("str", k, form))
                     count += sub
-                    pooly = pooly or inner or self._mentions(text)
-            elif isinstance(node, dict):
-                for k, v in node.items():
-                    num, form, sub, act, inner = self.facts(v)
+                    acts = acts or act
+                    pooly = pooly or inner or (one in k if one is not None else self._mentions(k))
+                else:
                     name = type(k).__name__
                     nums.append((name, k, num))
                     forms.append((name, k, form))
                     count += sub
-                    acts = acts or act or (type(k) is not str and isinstance(k, Splice))
-                    pooly = pooly or inner or self._mentions(k if type(k) is str else repr(k))
-            else:
-                for v in node:
-                    num, form, sub, act, inner = self.facts(v)
-                    nums.append(num)
-                    forms.append(form)
-                    count += sub
-                    acts = acts or act
-                    pooly = pooly or inner
-            tag = "v" if isinstance(node, Variant) else "d" if isinstance(node, dict) else "l"
-            key, shape = (tag, tuple(nums)), (tag, tuple(forms))
-        elif node is MISSING:
-            key = shape = ("m",)
+                    acts = acts or act or isinstance(k, Splice)
+                    pooly = pooly or inner or self._mentions(repr(k))
         else:
-            key = shape = ("s", type(node).__name__, node)
-            acts = isinstance(node, ACTIONS)
-            pooly = bool(self.pools) and self._mentions(repr(node))
-        found = (self.table.setdefault(key, len(self.table)), self.shapes.setdefault(shape, len(self.shapes)), count, acts, pooly)
-        if isinstance(node, (dict, list, Variant)):
-            self.memo[id(node)] = (node, found)
+            for v in node:
+                num, form, sub, act, inner = facts(v)
+                nums.append(num)
+                forms.append(form)
+                count += sub
+                acts = acts or act
+                pooly = pooly or inner
+        tag = "v" if isinstance(node, Variant) else "d" if isinstance(node, dict) else "l"
+        key, shape = (tag, tuple(nums)), (tag, tuple(forms))
+        return (self.table.setdefault(key, len(self.table)), self.shapes.setdefault(shape, len(self.shapes)), count, acts, pooly)
+
+    def _other(self, node: Any) -> Facts:
+        """:meth:`facts` of a leaf that is not a string (a ``Ref``, a number, ``MISSING``)."""
+        memo = (type(node), node)
+        found = self._leaves.get(memo)
+        if found is None:
+            key: Any = ("m",) if node is MISSING else ("s", type(node).__name__, node)
+            pooly = node is not MISSING and bool(self.pools) and self._mentions(repr(node))
+            found = self._leaves[memo] = (self.table.setdefault(key, len(self.table)), self.shapes.setdefault(key, len(self.shapes)), 0, isinstance(node, ACTIONS), pooly)
         return found
 
     def _leaf(self, node: str) -> int:
