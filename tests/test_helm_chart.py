@@ -1711,3 +1711,29 @@ def test_set_of_a_pools_drain_keys_reaches_the_driver_manager(helm: str, example
     got = _template(helm, example, "--set", "driver.pools.rhel94.upgradePolicy.drain.enable=true", "--set", "driver.pools.rhel94.upgradePolicy.drain.force=true")
     assert _drain_env(got, "rhel94")["DRAIN_USE_FORCE"] == "true"
     assert _drain_env(got, "ubuntu2204")["DRAIN_USE_FORCE"] == "false"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": [1, 2.5, {"b": None, "c": True, "é": 'ü\n"x'}], "e": {}, "f": [], "g": float("nan"), "h": -0.0, "i": 10**30},
+        [],
+        {},
+        "x",
+        [[[]]],
+        {"k": [{}], "l": [False, "\u2028"]},
+    ],
+)
+def test_schema_text_is_json_dumps(value: Any) -> None:
+    """values.schema.json is printed by a walk of its own: the same text as ``json.dumps(indent=2)``."""
+    from renderer.emit.helm import _json_text
+
+    assert _json_text(value, "\n") == json.dumps(value, indent=2)
+
+
+@pytest.mark.parametrize("value", [{1: 2}, (1, 2), {"a": (1,)}])
+def test_schema_text_refuses_what_it_does_not_know(value: Any) -> None:
+    from renderer.emit.helm import _json_text
+
+    with pytest.raises(TypeError):
+        _json_text(value, "\n")
