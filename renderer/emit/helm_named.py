@@ -799,47 +799,63 @@ def _nodes(tpl: Template) -> list[Any]:
     return [*tpl.objects.values(), *tpl.pooled.values()]
 
 
-def _children(node: dict[Any, Any] | list[Any]) -> Iterator[tuple[Site | None, Any]]:
-    """Each child of a map or list, with the site it is when it may become a named template."""
-    if isinstance(node, dict):
-        for key, val in node.items():
-            named = isinstance(key, str) and isinstance(val, (dict, list)) and bool(val)
-            yield (("entry", key, val) if named else None), val
-    else:
-        for i, item in enumerate(node):
-            yield (("item", "", item) if (isinstance(item, dict) and item) or optional_item(node, i) else None), item
-
-
 def _uses(templates: list[Template], chosen: dict[FP, Site], intern: _Interner) -> dict[FP, int]:
     """How often each chosen node would be included: the printer does not look inside an
     include, so a node inside a chosen one is counted once per printing of that one. (A chosen
     node takes values, so it is in no part of the templates that takes none: not walked.)"""
-    counts: dict[FP, int] = {}
+    counter = _UseCounter(chosen, intern)
+    for tpl in templates:
+        for node in _nodes(tpl):
+            counter.walk(node, None)
+    for fp, (_, _, node) in chosen.items():
+        counter.walk(node, fp)
+    return counter.counts
 
-    def walk(node: Any, defining: FP | None, item: bool = False) -> None:
-        if isinstance(node, (dict, list)) and not intern.acts(node):
-            return
+
+class _UseCounter:
+    """The walk of :func:`_uses` (run once per round of choosing: a walk of every template)."""
+
+    def __init__(self, chosen: dict[FP, Site], intern: _Interner) -> None:
+        self.chosen = chosen
+        self.intern = intern
+        self.counts: dict[FP, int] = {}
+        self.kinds = {fp[:2] for fp in chosen}
+        """(kind, key) of the chosen nodes: a site of another is none of them, its number unasked."""
+
+    def walk(self, node: Any, defining: FP | None, item: bool = False) -> None:
+        """Count the chosen nodes in ``node`` (a list item when ``item``), not inside one."""
         if isinstance(node, Variant):
             for _, case in node.cases:
                 if case is MISSING:
                     continue
-                if not (item and isinstance(case, dict) and case and visit(("item", "", case), defining)):
-                    walk(case, defining)
-        elif isinstance(node, (dict, list)):
-            for site, child in _children(node):
-                if site is None or not visit(site, defining):
-                    walk(child, defining, isinstance(node, list))
+                if not (item and isinstance(case, dict) and case and self.visit(("item", "", case), defining)):
+                    self.walk(case, defining)
+        elif isinstance(node, dict):
+            if self.intern.acts(node):
+                self._entries(node, defining)
+        elif isinstance(node, list) and self.intern.acts(node):
+            self._items(node, defining)
 
-    def visit(site: Site, defining: FP | None) -> bool:
-        fp = _fingerprint(site, intern)
-        if fp in chosen and fp != defining:
-            counts[fp] = counts.get(fp, 0) + 1
+    def _entries(self, node: dict[Any, Any], defining: FP | None) -> None:
+        for key, val in node.items():
+            if not isinstance(val, (dict, list, Variant)):
+                continue  # (a leaf: nothing chosen in it)
+            if not (isinstance(key, str) and isinstance(val, (dict, list)) and val and self.visit(("entry", key, val), defining)):
+                self.walk(val, defining)
+
+    def _items(self, node: list[Any], defining: FP | None) -> None:
+        for i, val in enumerate(node):
+            if not isinstance(val, (dict, list, Variant)):
+                continue
+            if not (((isinstance(val, dict) and val) or optional_item(node, i)) and self.visit(("item", "", val), defining)):
+                self.walk(val, defining, True)
+
+    def visit(self, site: Site, defining: FP | None) -> bool:
+        """Is ``site`` a chosen node (counted), other than the one being defined?"""
+        if site[:2] not in self.kinds:
+            return False
+        fp = _fingerprint(site, self.intern)
+        if fp in self.chosen and fp != defining:
+            self.counts[fp] = self.counts.get(fp, 0) + 1
             return True
         return False
-
-    for tpl in templates:
-        for node in _nodes(tpl):
-            walk(node, None)
-    for fp, (_, _, node) in chosen.items():
-        walk(node, fp)
-    return counts
