@@ -193,6 +193,12 @@ class Out:
         self.parts.append(self.prefix + line + "\n")
         self.prefix = ""
 
+    def lines(self, text: str) -> None:
+        """Whole lines (each ending in a newline) as one part: :meth:`text` of each line gives
+        the same text, and the same :meth:`can_trim` after it (which reads the last line's end)."""
+        self.parts.append(self.prefix + text)
+        self.prefix = ""
+
     def ctl(self, action: str, ind: int = 0) -> None:
         """A control action on a line of its own, indented as the YAML around it (``{{-``
         trims the indentation and the newline before it), or in front of the next line where
@@ -265,6 +271,24 @@ def _dump_one(key: Any, value: Any, item: bool, ind: int = 0) -> tuple[str, ...]
     if found is None:
         found = _DUMPED[memo_key] = tuple(_dump([value] if item else {key: value}, room))
     return found
+
+
+def _printed(key: Any, value: Any, item: bool, ind: int) -> str:
+    """The lines of :func:`_dump_one` indented by ``ind``, as one text (for :meth:`Out.lines`),
+    memoised for scalars as :data:`_DUMPED` is (a template prints each of them many times)."""
+    if type(value) not in _SCALARS or type(key) is not str:
+        pad = " " * ind
+        return "".join(pad + line + "\n" for line in _dump_one(key, value, item, ind))
+    memo_key = (item, key, type(value), value, ind)
+    found = _PRINTED.get(memo_key)
+    if found is None:
+        pad = " " * ind
+        found = _PRINTED[memo_key] = "".join(pad + line + "\n" for line in _dump_one(key, value, item, ind))
+    return found
+
+
+_PRINTED: dict[tuple[Any, ...], str] = {}
+""":func:`_printed` by (item, key, type, value, indentation)."""
 
 
 def ref_expr(ref: Ref, whole: bool = False) -> str:
@@ -396,14 +420,13 @@ def splice_source(key: Splice, val: Any) -> str:
 def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
     pad = " " * ind
     items = _narrow_entries(list(node.items()), ind)
-    splices = [k for k in node if isinstance(k, Splice)]
+    splices: list[Splice] = []  # the map's splice keys, listed at the first one (most maps have none)
     i = 0
     while i < len(items):
         key, val = items[i]
         if type(val) in _SCALARS and type(key) is str:  # most entries: a literal scalar (emit_entry's first case)
-            for line in _dump_one(key, val, False, ind):
-                out.text(pad + line)
-        elif isinstance(key, Splice) and len(splices) > 1:
+            out.lines(_printed(key, val, False, ind))
+        elif isinstance(key, Splice) and len(splices := splices or [k for k in node if isinstance(k, Splice)]) > 1:
             if key is splices[0]:  # two or more values maps: one merge (a key they share once)
                 args = [f"({g})" if g.startswith("and ") else g for g in (splice_source(s, node[s]) for s in splices)]
                 source = merged_call(args)
@@ -857,8 +880,7 @@ def _wrap_call(args: list[str], ind: int) -> str:
 
 def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
     if type(val) in _SCALARS:  # most entries: a literal scalar, as the base prints it
-        for line in _dump_one(key, val, False, ind):
-            out.text(pad + line)
+        out.lines(_printed(key, val, False, ind))
         return
     k = _key(key)
     if isinstance(val, Block):
@@ -896,8 +918,7 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
         out.text(f"{pad}{k}:")
         emit_items(out, val, ind + 2)
     else:
-        for line in _dump_one(key, val, False, ind):
-            out.text(pad + line)
+        out.lines(_printed(key, val, False, ind))
 
 
 def emit_items(out: Out, items: list[Any], ind: int, runs: bool = True) -> None:
@@ -1054,8 +1075,7 @@ def emit_item(out: Out, item: Any, ind: int, pad: str) -> None:
         out.text(pad + "-")
         emit_items(out, item, ind + 2)
     else:
-        for line in _dump_one("", item, True, ind):
-            out.text(pad + line)
+        out.lines(_printed("", item, True, ind))
 
 
 def _nothing(case: Any) -> bool:
