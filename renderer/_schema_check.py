@@ -4,9 +4,17 @@
 # mypy: ignore-errors
 SCHEMA_SHA256 = '2299f1a2f7db55d5e8b4bf580aff35b08523896d0d1d07f21dfe406a98aceacb'
 VERSION = "2.22.3"
-from decimal import Decimal
+class Decimal:  # no value read from YAML or JSON is one: the decimal module is not imported
+    pass
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+class JsonSchemaValueException(ValueError):  # fastjsonschema's, without importing its package
+    def __init__(self, message, value=None, name=None, definition=None, rule=None):
+        super().__init__(message)
+
+
+class JsonSchemaValuesException(ValueError):
+    def __init__(self, message, errors=None):
+        super().__init__(message)
 
 
 REGEX_PATTERNS = {
