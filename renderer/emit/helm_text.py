@@ -235,17 +235,25 @@ def _multiline(value: Any) -> bool:
 def _dump(value: Any, room: int = WIDTH - 40) -> list[str]:
     """``value`` as YAML lines; a one-line string longer than ``room`` (the width left after the
     indentation) folded over several lines (YAML reads back the same string)."""
-    text = yamlio.dump(value)
-    lines = escape(text).rstrip("\n").split("\n")
+    return list(_fitted(value, _lines_of(value), room))
+
+
+def _lines_of(value: Any) -> tuple[str, ...]:
+    """``value`` as YAML lines, as the base prints it."""
+    return tuple(escape(yamlio.dump(value)).rstrip("\n").split("\n"))
+
+
+def _fitted(value: Any, lines: tuple[str, ...], room: int) -> tuple[str, ...]:
+    """``lines`` (:func:`_lines_of` ``value``), or folded when one line is longer than ``room``."""
     if len(lines) == 1 and len(lines[0]) > room and not _multiline(value):
         # PyYAML's width is a wish (it breaks at the next space it may break at): narrower
         # widths until every line fits, else the narrowest try
-        best = lines
+        best: tuple[str, ...] = lines
         for width in (room - 20, room - 40, room - 60, 60):
             folded = yaml.safe_dump(value, width=max(width, 40), allow_unicode=True, sort_keys=False)
             if yamlio.load(folded) != value:  # libyaml's parser: the same data as PyYAML's, faster
                 continue
-            best = escape(folded).rstrip("\n").split("\n")
+            best = tuple(escape(folded).rstrip("\n").split("\n"))
             if max(map(len, best)) <= room:
                 break
         return best
@@ -254,10 +262,16 @@ def _dump(value: Any, room: int = WIDTH - 40) -> list[str]:
 
 _SCALARS = (str, int, float, bool, type(None))
 _DUMPED: dict[tuple[Any, ...], tuple[str, ...]] = {}
-"""Printed lines of ``{key: scalar}`` and ``[scalar]``, by (key, type, value, room): a template
-prints tens of thousands of small scalars but only about a thousand distinct ones, and PyYAML's
-representer costs far more than the lookup. The type is in the key (``1``, ``True`` and ``1.0``
-are equal but print differently)."""
+"""Printed lines of ``{key: scalar}`` and ``[scalar]``, by (item, key, type, value) and, folded,
+by the room too: a template prints tens of thousands of small scalars but only about a thousand
+distinct ones, and PyYAML's representer costs far more than the lookup. The type is in the key
+(``1``, ``True`` and ``1.0`` are equal but print differently), a float by its ``repr`` (``0.0``
+and ``-0.0`` are equal too)."""
+
+
+def _memo_key(item: bool, key: str, value: Any) -> tuple[Any, ...]:
+    """The key of :data:`_DUMPED` and :data:`_PRINTED` for a scalar ``value`` (before the room)."""
+    return (item, key, type(value), repr(value) if type(value) is float else value)
 
 
 def _dump_one(key: Any, value: Any, item: bool, ind: int = 0) -> tuple[str, ...]:
@@ -266,11 +280,17 @@ def _dump_one(key: Any, value: Any, item: bool, ind: int = 0) -> tuple[str, ...]
     room = WIDTH - ind
     if type(value) not in _SCALARS or type(key) is not str:
         return tuple(_dump([value] if item else {key: value}, room))
-    memo_key = (item, key, type(value), value, room)
-    found = _DUMPED.get(memo_key)
-    if found is None:
-        found = _DUMPED[memo_key] = tuple(_dump([value] if item else {key: value}, room))
-    return found
+    memo_key = _memo_key(item, key, value)
+    lines = _DUMPED.get(memo_key)
+    if lines is None:
+        lines = _DUMPED[memo_key] = _lines_of([value] if item else {key: value})
+    if len(lines) == 1 and len(lines[0]) > room and not _multiline(value):  # folded: per room
+        folded_key = (*memo_key, room)
+        found = _DUMPED.get(folded_key)
+        if found is None:
+            found = _DUMPED[folded_key] = _fitted([value] if item else {key: value}, lines, room)
+        return found
+    return lines
 
 
 def _printed(key: Any, value: Any, item: bool, ind: int) -> str:
@@ -279,7 +299,7 @@ def _printed(key: Any, value: Any, item: bool, ind: int) -> str:
     if type(value) not in _SCALARS or type(key) is not str:
         pad = " " * ind
         return "".join(pad + line + "\n" for line in _dump_one(key, value, item, ind))
-    memo_key = (item, key, type(value), value, ind)
+    memo_key = (*_memo_key(item, key, value), ind)
     found = _PRINTED.get(memo_key)
     if found is None:
         pad = " " * ind
