@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,8 @@ def schema_text(name: str = SCHEMA_FILE) -> str:
     here = Path(__file__).resolve().parent.parent / "schemas" / name
     if here.is_file():
         return here.read_text(encoding="utf-8")
+    from importlib import resources  # (an install whose schemas are no files: rare, imported then)
+
     return resources.files("renderer.schemas").joinpath(name).read_text(encoding="utf-8")
 
 

@@ -13,7 +13,6 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
@@ -21,6 +20,7 @@ from renderer import yamlio
 from renderer._version import __version__
 from renderer.components import COMPONENTS
 from renderer.components.common import Obj
+from renderer.datafiles import data_text
 from renderer.emit import helm_eval, helm_ir, helm_tree
 from renderer.emit.helm_named import Helpers
 from renderer.emit.helm_readme import readme
@@ -465,4 +465,4 @@ def _notes(text: str, fixed: set[tuple[str, ...]]) -> str:
 
 def _data(name: str) -> str:
     """A file of the chart's own from ``renderer/data`` with the chart's name in (``[[ chart ]]``)."""
-    return resources.files("renderer.data").joinpath(name).read_text(encoding="utf-8").replace("[[ chart ]]", CHART)
+    return data_text(name).replace("[[ chart ]]", CHART)
