@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -61,34 +61,44 @@ Site = tuple[str, str, Any]
 """A node that may become a named template: ("entry", key, value) or ("item", "", item)."""
 
 
-def _sites(node: Any) -> list[Site]:
-    """Every map entry with a collection value and every map item of a list, outermost first."""
+def _sites(node: Any, intern: _Interner) -> list[Site]:
+    """Every map entry with a collection value and every map item of a list that takes
+    something from the values (:meth:`_Interner.acts`), outermost first. Literal YAML never
+    becomes a named template (it stays where it is), and nothing inside it takes values: not
+    walked (most of a template: the CRDs, the fixed parts of each object)."""
     out: list[Site] = []
-    _collect_sites(node, out)
+    _collect_sites(node, out, intern.acts)
     return out
 
 
-def _collect_sites(node: Any, out: list[Site]) -> None:
+def _collect_sites(node: Any, out: list[Site], acts: Callable[[Any], bool]) -> None:
     """:func:`_sites` of ``node`` appended to ``out`` (one list, no generator per level)."""
     if isinstance(node, Variant):
         for _, case in node.cases:
             if case is not MISSING:
-                _collect_sites(case, out)
+                _collect_sites(case, out, acts)
     elif isinstance(node, dict):
+        if not acts(node):
+            return
         for key, val in node.items():
-            if val and isinstance(key, str) and isinstance(val, (dict, list)):
+            if val and isinstance(key, str) and isinstance(val, (dict, list)) and acts(val):
                 out.append(("entry", key, val))
             if isinstance(val, (dict, list, Variant)):
-                _collect_sites(val, out)
-    elif isinstance(node, list):
-        for i, item in enumerate(node):
-            if optional_item(node, i):
-                out.append(("item", "", item))
-            for one in item.cases if isinstance(item, Variant) else ((None, item),):
-                if isinstance(one[1], dict) and one[1]:
-                    out.append(("item", "", one[1]))
-            if isinstance(item, (dict, list, Variant)):
-                _collect_sites(item, out)
+                _collect_sites(val, out, acts)
+    elif isinstance(node, list) and acts(node):
+        _collect_items(node, out, acts)
+
+
+def _collect_items(node: list[Any], out: list[Site], acts: Callable[[Any], bool]) -> None:
+    """:func:`_collect_sites` of a list that takes values."""
+    for i, item in enumerate(node):
+        if optional_item(node, i):
+            out.append(("item", "", item))
+        for one in item.cases if isinstance(item, Variant) else ((None, item),):
+            if isinstance(one[1], dict) and one[1] and acts(one[1]):
+                out.append(("item", "", one[1]))
+        if isinstance(item, (dict, list, Variant)):
+            _collect_sites(item, out, acts)
 
 
 def optional_item(items: list[Any], i: int) -> bool:
@@ -346,7 +356,7 @@ class Helpers:
                 hoisted = _repeated(node)
                 counts: dict[FP, list[Site]] = {}
                 inside: set[int] = set()  # printed by a named template already (the GDS and GDRCopy sidecars)
-                for site in _sites(node):
+                for site in self._sites_of(node):
                     if id(site[2]) in inside:
                         continue
                     if _fingerprint(site, self.intern) in self.names:
@@ -384,7 +394,7 @@ class Helpers:
         """:func:`_sites` of a top-level node of the templates, listed once."""
         hit = self._site_lists.get(id(node))
         if hit is None or hit[0] is not node:
-            hit = self._site_lists[id(node)] = (node, _sites(node))
+            hit = self._site_lists[id(node)] = (node, _sites(node, self.intern))
         return hit[1]
 
     def _sectioned(self, templates: list[Template], taken: set[str]) -> None:
