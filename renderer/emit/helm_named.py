@@ -353,7 +353,7 @@ class Helpers:
         first, and only where the chart gets shorter for it (counting the ``define``)."""
         for tpl in templates:
             for node in tpl.pooled.values():
-                hoisted = _repeated(node)
+                hoisted = _repeated(node, self.intern.acts)
                 counts: dict[FP, list[Site]] = {}
                 inside: set[int] = set()  # printed by a named template already (the GDS and GDRCopy sidecars)
                 for site in self._sites_of(node):

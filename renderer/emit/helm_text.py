@@ -13,6 +13,7 @@ import difflib
 import itertools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -1248,7 +1249,7 @@ def _object(out: Out, node: Any) -> None:
         _variant(out, node, lambda case: _object(out, case))
         return
     out.text("---")
-    hoisted = _repeated(node)
+    hoisted = _repeated(node, out.helpers.intern.acts if out.helpers is not None else None)
     for var, variant in hoisted:
         _assign(out, var, variant)
     _VARS.update({repr(variant): var for var, variant in hoisted})
@@ -1276,9 +1277,11 @@ def _hoistable(node: Variant) -> bool:
     )
 
 
-def _repeated(obj: Any) -> list[tuple[str, Variant]]:
+def _repeated(obj: Any, acts: Callable[[Any], bool] | None = None) -> list[tuple[str, Variant]]:
     """(variable, variant) for every one-string variant printed two or more times in ``obj``,
-    named after the keys where it first stands (``metadata.name`` -> ``metadataName``)."""
+    named after the keys where it first stands (``metadata.name`` -> ``metadataName``).
+    ``acts``: whether a map or list takes anything from the values (the named templates'
+    interner, when there is one): one that takes nothing holds no variant, not walked."""
     found: dict[str, list[tuple[tuple[str, ...], Variant]]] = {}
 
     def walk(node: Any, path: tuple[str, ...]) -> None:
@@ -1288,6 +1291,8 @@ def _repeated(obj: Any) -> list[tuple[str, Variant]]:
                 return
             for _, case in node.cases:
                 walk(case, path)
+        elif acts is not None and not acts(node):
+            return
         elif isinstance(node, dict):
             for k, v in node.items():
                 if isinstance(v, (dict, list, Variant)):
