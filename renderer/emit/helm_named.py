@@ -343,6 +343,8 @@ class Helpers:
         self._parameterised(templates, set(chosen), taken)
         self._sectioned(templates, taken)
         self._pool_repeats(templates, taken)
+        self._kinds = {fp[:2] for fp in self.names}
+        """(kind, key) of the named sites: a site of another is none of them (:meth:`use`)."""
 
     def _pool_repeats(self, templates: list[Template], taken: set[str]) -> None:
         """A map entry printed twice or more in one pooled object (the driver DaemonSet's labels,
@@ -532,7 +534,8 @@ class Helpers:
         return ("\n" + " " * (ind + 4)).join(lines) + ")"
 
     def use(self, site: Site) -> str | None:
-        if not self.names or not isinstance(site[2], (dict, list, Variant)) or not site[2] or not isinstance(site[1], str):
+        """The named template that prints ``site``, or None (asked at every collection printed)."""
+        if site[:2] not in self._kinds or not isinstance(site[2], (dict, list, Variant)) or not site[2] or not isinstance(site[1], str):
             return None
         fp = _fingerprint(site, self.intern)
         if fp == self.defining or fp not in self.names:
