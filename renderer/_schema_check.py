@@ -4,9 +4,17 @@
 # mypy: ignore-errors
 SCHEMA_SHA256 = '82bb7df1d3eb7e73bd08e587c380aa34fbe7b679db49ed963df695cdb107d43c'
 VERSION = "2.22.3"
-from decimal import Decimal
+class Decimal:  # no value read from YAML or JSON is one: the decimal module is not imported
+    pass
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+class JsonSchemaValueException(ValueError):  # fastjsonschema's, without importing its package
+    def __init__(self, message, value=None, name=None, definition=None, rule=None):
+        super().__init__(message)
+
+
+class JsonSchemaValuesException(ValueError):
+    def __init__(self, message, errors=None):
+        super().__init__(message)
 
 
 REGEX_PATTERNS = {

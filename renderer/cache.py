@@ -34,7 +34,6 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from renderer._version import OPERATOR_RELEASE, __version__
@@ -108,6 +107,8 @@ def _h(*parts: bytes | str) -> str:
 def tool_key() -> str:
     """gpu-render itself: version, imitated operator release, and its code and data files."""
     parts: list[bytes | str] = [__version__, OPERATOR_RELEASE]
+    from importlib import resources  # (imported when a cache is used: about 5 ms with its readers)
+
     stack = [resources.files("renderer")]
     while stack:
         folder = stack.pop()

@@ -7,10 +7,10 @@ Pure: takes plain data, returns the model. Per-pool driver image and selector ru
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from renderer import yamlio
+from renderer.datafiles import data_text
 from renderer.jsondata import clone
 from renderer.merge import deep_merge
 from renderer.model import Model, Pool
@@ -18,7 +18,7 @@ from renderer.model import Model, Pool
 
 @lru_cache(maxsize=1)
 def _defaults_text() -> str:
-    return resources.files("renderer.data").joinpath("defaults.yaml").read_text(encoding="utf-8")
+    return data_text("defaults.yaml")
 
 
 @lru_cache(maxsize=1)

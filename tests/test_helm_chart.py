@@ -1762,3 +1762,29 @@ def test_driver_managers_pull_secrets_are_reproduced(helm: str, tmp_path: Path) 
     }
     chart, p = _fleet_of(tmp_path / "fleet", overlays, fleet)
     _reproduced(helm, chart, p, sorted(overlays))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": [1, 2.5, {"b": None, "c": True, "é": 'ü\n"x'}], "e": {}, "f": [], "g": float("nan"), "h": -0.0, "i": 10**30},
+        [],
+        {},
+        "x",
+        [[[]]],
+        {"k": [{}], "l": [False, "\u2028"]},
+    ],
+)
+def test_schema_text_is_json_dumps(value: Any) -> None:
+    """values.schema.json is printed by a walk of its own: the same text as ``json.dumps(indent=2)``."""
+    from renderer.emit.helm import _json_text
+
+    assert _json_text(value, "\n") == json.dumps(value, indent=2)
+
+
+@pytest.mark.parametrize("value", [{1: 2}, (1, 2), {"a": (1,)}])
+def test_schema_text_refuses_what_it_does_not_know(value: Any) -> None:
+    from renderer.emit.helm import _json_text
+
+    with pytest.raises(TypeError):
+        _json_text(value, "\n")

@@ -7,10 +7,10 @@ copies so no builder can change what another one sees.
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from renderer import yamlio
+from renderer.datafiles import data_text
 from renderer.jsondata import clone
 
 NFD_CRDS = "nfd-api-crds.yaml"
@@ -20,7 +20,7 @@ VGPU_DEVICES_CONFIG = "default-vgpu-devices-config.yaml"
 
 @cache
 def _documents(name: str) -> tuple[Any, ...]:
-    text = resources.files("renderer.data").joinpath(name).read_text(encoding="utf-8")
+    text = data_text(name)
     return tuple(yamlio.load_all(text))
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -61,34 +61,44 @@ Site = tuple[str, str, Any]
 """A node that may become a named template: ("entry", key, value) or ("item", "", item)."""
 
 
-def _sites(node: Any) -> list[Site]:
-    """Every map entry with a collection value and every map item of a list, outermost first."""
+def _sites(node: Any, intern: _Interner) -> list[Site]:
+    """Every map entry with a collection value and every map item of a list that takes
+    something from the values (:meth:`_Interner.acts`), outermost first. Literal YAML never
+    becomes a named template (it stays where it is), and nothing inside it takes values: not
+    walked (most of a template: the CRDs, the fixed parts of each object)."""
     out: list[Site] = []
-    _collect_sites(node, out)
+    _collect_sites(node, out, intern.acts)
     return out
 
 
-def _collect_sites(node: Any, out: list[Site]) -> None:
+def _collect_sites(node: Any, out: list[Site], acts: Callable[[Any], bool]) -> None:
     """:func:`_sites` of ``node`` appended to ``out`` (one list, no generator per level)."""
     if isinstance(node, Variant):
         for _, case in node.cases:
             if case is not MISSING:
-                _collect_sites(case, out)
+                _collect_sites(case, out, acts)
     elif isinstance(node, dict):
+        if not acts(node):
+            return
         for key, val in node.items():
-            if val and isinstance(key, str) and isinstance(val, (dict, list)):
+            if val and isinstance(key, str) and isinstance(val, (dict, list)) and acts(val):
                 out.append(("entry", key, val))
             if isinstance(val, (dict, list, Variant)):
-                _collect_sites(val, out)
-    elif isinstance(node, list):
-        for i, item in enumerate(node):
-            if optional_item(node, i):
-                out.append(("item", "", item))
-            for one in item.cases if isinstance(item, Variant) else ((None, item),):
-                if isinstance(one[1], dict) and one[1]:
-                    out.append(("item", "", one[1]))
-            if isinstance(item, (dict, list, Variant)):
-                _collect_sites(item, out)
+                _collect_sites(val, out, acts)
+    elif isinstance(node, list) and acts(node):
+        _collect_items(node, out, acts)
+
+
+def _collect_items(node: list[Any], out: list[Site], acts: Callable[[Any], bool]) -> None:
+    """:func:`_collect_sites` of a list that takes values."""
+    for i, item in enumerate(node):
+        if optional_item(node, i):
+            out.append(("item", "", item))
+        for one in item.cases if isinstance(item, Variant) else ((None, item),):
+            if isinstance(one[1], dict) and one[1] and acts(one[1]):
+                out.append(("item", "", one[1]))
+        if isinstance(item, (dict, list, Variant)):
+            _collect_sites(item, out, acts)
 
 
 def optional_item(items: list[Any], i: int) -> bool:
@@ -136,9 +146,18 @@ class _Interner:
         self.pools = pools or set()
         self.memo: dict[int, tuple[Any, Facts]] = {}
         """Facts of collections by id (the node kept alive with them)."""
+        self._strs: dict[str, Facts] = {}
+        """Facts of strings by value (the most common node: a template has thousands)."""
+        self._leaves: dict[tuple[type, Any], Facts] = {}
+        """Facts of the other leaves by type and value (a ``Ref``'s ``repr`` made once per value:
+        its fields are strings and booleans, so equal leaves have equal texts)."""
+        self._one_pool = next(iter(self.pools)) if len(self.pools) == 1 else None
         self._str_shape = self.shapes.setdefault(("str",), 0)
 
     def of(self, node: Any) -> int:
+        hit = self.memo.get(id(node))  # (most questions are of a collection already walked)
+        if hit is not None and hit[0] is node:
+            return hit[1][0]
         return self.facts(node)[0]
 
     def shape(self, node: Any) -> tuple[int, int]:
@@ -147,6 +166,9 @@ class _Interner:
         return found[1], found[2]
 
     def acts(self, node: Any) -> bool:
+        hit = self.memo.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1][3]
         return self.facts(node)[3]
 
     def reads_pool(self, node: Any) -> bool:
@@ -155,54 +177,72 @@ class _Interner:
     def facts(self, node: Any) -> Facts:
         """(number, shape number, literal strings, takes values, reads a pool) of ``node``."""
         if type(node) is str:
-            return (self._leaf(node), self._str_shape, 1, False, self._mentions(node))
+            found = self._strs.get(node)
+            if found is None:
+                found = self._strs[node] = (self._leaf(node), self._str_shape, 1, False, self._mentions(node))
+            return found
         hit = self.memo.get(id(node))
         if hit is not None and hit[0] is node:
             return hit[1]
-        key: Any
-        shape: Any
+        if isinstance(node, (dict, list, Variant)):
+            found = self._collection(node)
+            self.memo[id(node)] = (node, found)
+            return found
+        return self._other(node)
+
+    def _collection(self, node: dict[Any, Any] | list[Any] | Variant) -> Facts:
+        """:meth:`facts` of a map, list or variant, from its children's (each asked once)."""
+        nums: list[Any] = []
+        forms: list[Any] = []
         count = 0
         acts = pooly = False
-        if isinstance(node, (dict, list, Variant)):
-            nums: list[Any] = []
-            forms: list[Any] = []
-            if isinstance(node, Variant):
-                acts = True
-                for cond, case in node.cases:
-                    num, form, sub, _, inner = self.facts(case)
-                    text = repr(cond)
-                    nums.append((text, num))
-                    forms.append((text, form))
+        facts = self.facts
+        if isinstance(node, Variant):
+            acts = True
+            for cond, case in node.cases:
+                num, form, sub, _, inner = facts(case)
+                text = repr(cond)
+                nums.append((text, num))
+                forms.append((text, form))
+                count += sub
+                pooly = pooly or inner or self._mentions(text)
+        elif isinstance(node, dict):
+            one = self._one_pool
+            for k, v in node.items():
+                num, form, sub, act, inner = facts(v)
+                if type(k) is str:
+                    nums.append(("str", k, num))
+                    forms.append(("str", k, form))
                     count += sub
-                    pooly = pooly or inner or self._mentions(text)
-            elif isinstance(node, dict):
-                for k, v in node.items():
-                    num, form, sub, act, inner = self.facts(v)
+                    acts = acts or act
+                    pooly = pooly or inner or (one in k if one is not None else self._mentions(k))
+                else:
                     name = type(k).__name__
                     nums.append((name, k, num))
                     forms.append((name, k, form))
                     count += sub
-                    acts = acts or act or (type(k) is not str and isinstance(k, Splice))
-                    pooly = pooly or inner or self._mentions(k if type(k) is str else repr(k))
-            else:
-                for v in node:
-                    num, form, sub, act, inner = self.facts(v)
-                    nums.append(num)
-                    forms.append(form)
-                    count += sub
-                    acts = acts or act
-                    pooly = pooly or inner
-            tag = "v" if isinstance(node, Variant) else "d" if isinstance(node, dict) else "l"
-            key, shape = (tag, tuple(nums)), (tag, tuple(forms))
-        elif node is MISSING:
-            key = shape = ("m",)
+                    acts = acts or act or isinstance(k, Splice)
+                    pooly = pooly or inner or self._mentions(repr(k))
         else:
-            key = shape = ("s", type(node).__name__, node)
-            acts = isinstance(node, ACTIONS)
-            pooly = bool(self.pools) and self._mentions(repr(node))
-        found = (self.table.setdefault(key, len(self.table)), self.shapes.setdefault(shape, len(self.shapes)), count, acts, pooly)
-        if isinstance(node, (dict, list, Variant)):
-            self.memo[id(node)] = (node, found)
+            for v in node:
+                num, form, sub, act, inner = facts(v)
+                nums.append(num)
+                forms.append(form)
+                count += sub
+                acts = acts or act
+                pooly = pooly or inner
+        tag = "v" if isinstance(node, Variant) else "d" if isinstance(node, dict) else "l"
+        key, shape = (tag, tuple(nums)), (tag, tuple(forms))
+        return (self.table.setdefault(key, len(self.table)), self.shapes.setdefault(shape, len(self.shapes)), count, acts, pooly)
+
+    def _other(self, node: Any) -> Facts:
+        """:meth:`facts` of a leaf that is not a string (a ``Ref``, a number, ``MISSING``)."""
+        memo = (type(node), node)
+        found = self._leaves.get(memo)
+        if found is None:
+            key: Any = ("m",) if node is MISSING else ("s", type(node).__name__, node)
+            pooly = node is not MISSING and bool(self.pools) and self._mentions(repr(node))
+            found = self._leaves[memo] = (self.table.setdefault(key, len(self.table)), self.shapes.setdefault(key, len(self.shapes)), 0, isinstance(node, ACTIONS), pooly)
         return found
 
     def _leaf(self, node: str) -> int:
@@ -303,6 +343,8 @@ class Helpers:
         self._parameterised(templates, set(chosen), taken)
         self._sectioned(templates, taken)
         self._pool_repeats(templates, taken)
+        self._kinds = {fp[:2] for fp in self.names}
+        """(kind, key) of the named sites: a site of another is none of them (:meth:`use`)."""
 
     def _pool_repeats(self, templates: list[Template], taken: set[str]) -> None:
         """A map entry printed twice or more in one pooled object (the driver DaemonSet's labels,
@@ -313,10 +355,10 @@ class Helpers:
         first, and only where the chart gets shorter for it (counting the ``define``)."""
         for tpl in templates:
             for node in tpl.pooled.values():
-                hoisted = _repeated(node)
+                hoisted = _repeated(node, self.intern.acts)
                 counts: dict[FP, list[Site]] = {}
                 inside: set[int] = set()  # printed by a named template already (the GDS and GDRCopy sidecars)
-                for site in _sites(node):
+                for site in self._sites_of(node):
                     if id(site[2]) in inside:
                         continue
                     if _fingerprint(site, self.intern) in self.names:
@@ -354,7 +396,7 @@ class Helpers:
         """:func:`_sites` of a top-level node of the templates, listed once."""
         hit = self._site_lists.get(id(node))
         if hit is None or hit[0] is not node:
-            hit = self._site_lists[id(node)] = (node, _sites(node))
+            hit = self._site_lists[id(node)] = (node, _sites(node, self.intern))
         return hit[1]
 
     def _sectioned(self, templates: list[Template], taken: set[str]) -> None:
@@ -492,7 +534,8 @@ class Helpers:
         return ("\n" + " " * (ind + 4)).join(lines) + ")"
 
     def use(self, site: Site) -> str | None:
-        if not self.names or not isinstance(site[2], (dict, list, Variant)) or not site[2] or not isinstance(site[1], str):
+        """The named template that prints ``site``, or None (asked at every collection printed)."""
+        if site[:2] not in self._kinds or not isinstance(site[2], (dict, list, Variant)) or not site[2] or not isinstance(site[1], str):
             return None
         fp = _fingerprint(site, self.intern)
         if fp == self.defining or fp not in self.names:
@@ -769,47 +812,63 @@ def _nodes(tpl: Template) -> list[Any]:
     return [*tpl.objects.values(), *tpl.pooled.values()]
 
 
-def _children(node: dict[Any, Any] | list[Any]) -> Iterator[tuple[Site | None, Any]]:
-    """Each child of a map or list, with the site it is when it may become a named template."""
-    if isinstance(node, dict):
-        for key, val in node.items():
-            named = isinstance(key, str) and isinstance(val, (dict, list)) and bool(val)
-            yield (("entry", key, val) if named else None), val
-    else:
-        for i, item in enumerate(node):
-            yield (("item", "", item) if (isinstance(item, dict) and item) or optional_item(node, i) else None), item
-
-
 def _uses(templates: list[Template], chosen: dict[FP, Site], intern: _Interner) -> dict[FP, int]:
     """How often each chosen node would be included: the printer does not look inside an
     include, so a node inside a chosen one is counted once per printing of that one. (A chosen
     node takes values, so it is in no part of the templates that takes none: not walked.)"""
-    counts: dict[FP, int] = {}
+    counter = _UseCounter(chosen, intern)
+    for tpl in templates:
+        for node in _nodes(tpl):
+            counter.walk(node, None)
+    for fp, (_, _, node) in chosen.items():
+        counter.walk(node, fp)
+    return counter.counts
 
-    def walk(node: Any, defining: FP | None, item: bool = False) -> None:
-        if isinstance(node, (dict, list)) and not intern.acts(node):
-            return
+
+class _UseCounter:
+    """The walk of :func:`_uses` (run once per round of choosing: a walk of every template)."""
+
+    def __init__(self, chosen: dict[FP, Site], intern: _Interner) -> None:
+        self.chosen = chosen
+        self.intern = intern
+        self.counts: dict[FP, int] = {}
+        self.kinds = {fp[:2] for fp in chosen}
+        """(kind, key) of the chosen nodes: a site of another is none of them, its number unasked."""
+
+    def walk(self, node: Any, defining: FP | None, item: bool = False) -> None:
+        """Count the chosen nodes in ``node`` (a list item when ``item``), not inside one."""
         if isinstance(node, Variant):
             for _, case in node.cases:
                 if case is MISSING:
                     continue
-                if not (item and isinstance(case, dict) and case and visit(("item", "", case), defining)):
-                    walk(case, defining)
-        elif isinstance(node, (dict, list)):
-            for site, child in _children(node):
-                if site is None or not visit(site, defining):
-                    walk(child, defining, isinstance(node, list))
+                if not (item and isinstance(case, dict) and case and self.visit(("item", "", case), defining)):
+                    self.walk(case, defining)
+        elif isinstance(node, dict):
+            if self.intern.acts(node):
+                self._entries(node, defining)
+        elif isinstance(node, list) and self.intern.acts(node):
+            self._items(node, defining)
 
-    def visit(site: Site, defining: FP | None) -> bool:
-        fp = _fingerprint(site, intern)
-        if fp in chosen and fp != defining:
-            counts[fp] = counts.get(fp, 0) + 1
+    def _entries(self, node: dict[Any, Any], defining: FP | None) -> None:
+        for key, val in node.items():
+            if not isinstance(val, (dict, list, Variant)):
+                continue  # (a leaf: nothing chosen in it)
+            if not (isinstance(key, str) and isinstance(val, (dict, list)) and val and self.visit(("entry", key, val), defining)):
+                self.walk(val, defining)
+
+    def _items(self, node: list[Any], defining: FP | None) -> None:
+        for i, val in enumerate(node):
+            if not isinstance(val, (dict, list, Variant)):
+                continue
+            if not (((isinstance(val, dict) and val) or optional_item(node, i)) and self.visit(("item", "", val), defining)):
+                self.walk(val, defining, True)
+
+    def visit(self, site: Site, defining: FP | None) -> bool:
+        """Is ``site`` a chosen node (counted), other than the one being defined?"""
+        if site[:2] not in self.kinds:
+            return False
+        fp = _fingerprint(site, self.intern)
+        if fp in self.chosen and fp != defining:
+            self.counts[fp] = self.counts.get(fp, 0) + 1
             return True
         return False
-
-    for tpl in templates:
-        for node in _nodes(tpl):
-            walk(node, None)
-    for fp, (_, _, node) in chosen.items():
-        walk(node, fp)
-    return counts

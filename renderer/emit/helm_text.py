@@ -13,6 +13,7 @@ import difflib
 import itertools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -193,6 +194,12 @@ class Out:
         self.parts.append(self.prefix + line + "\n")
         self.prefix = ""
 
+    def lines(self, text: str) -> None:
+        """Whole lines (each ending in a newline) as one part: :meth:`text` of each line gives
+        the same text, and the same :meth:`can_trim` after it (which reads the last line's end)."""
+        self.parts.append(self.prefix + text)
+        self.prefix = ""
+
     def ctl(self, action: str, ind: int = 0) -> None:
         """A control action on a line of its own, indented as the YAML around it (``{{-``
         trims the indentation and the newline before it), or in front of the next line where
@@ -229,17 +236,25 @@ def _multiline(value: Any) -> bool:
 def _dump(value: Any, room: int = WIDTH - 40) -> list[str]:
     """``value`` as YAML lines; a one-line string longer than ``room`` (the width left after the
     indentation) folded over several lines (YAML reads back the same string)."""
-    text = yamlio.dump(value)
-    lines = escape(text).rstrip("\n").split("\n")
+    return list(_fitted(value, _lines_of(value), room))
+
+
+def _lines_of(value: Any) -> tuple[str, ...]:
+    """``value`` as YAML lines, as the base prints it."""
+    return tuple(escape(yamlio.dump(value)).rstrip("\n").split("\n"))
+
+
+def _fitted(value: Any, lines: tuple[str, ...], room: int) -> tuple[str, ...]:
+    """``lines`` (:func:`_lines_of` ``value``), or folded when one line is longer than ``room``."""
     if len(lines) == 1 and len(lines[0]) > room and not _multiline(value):
         # PyYAML's width is a wish (it breaks at the next space it may break at): narrower
         # widths until every line fits, else the narrowest try
-        best = lines
+        best: tuple[str, ...] = lines
         for width in (room - 20, room - 40, room - 60, 60):
             folded = yaml.safe_dump(value, width=max(width, 40), allow_unicode=True, sort_keys=False)
             if yamlio.load(folded) != value:  # libyaml's parser: the same data as PyYAML's, faster
                 continue
-            best = escape(folded).rstrip("\n").split("\n")
+            best = tuple(escape(folded).rstrip("\n").split("\n"))
             if max(map(len, best)) <= room:
                 break
         return best
@@ -248,10 +263,16 @@ def _dump(value: Any, room: int = WIDTH - 40) -> list[str]:
 
 _SCALARS = (str, int, float, bool, type(None))
 _DUMPED: dict[tuple[Any, ...], tuple[str, ...]] = {}
-"""Printed lines of ``{key: scalar}`` and ``[scalar]``, by (key, type, value, room): a template
-prints tens of thousands of small scalars but only about a thousand distinct ones, and PyYAML's
-representer costs far more than the lookup. The type is in the key (``1``, ``True`` and ``1.0``
-are equal but print differently)."""
+"""Printed lines of ``{key: scalar}`` and ``[scalar]``, by (item, key, type, value) and, folded,
+by the room too: a template prints tens of thousands of small scalars but only about a thousand
+distinct ones, and PyYAML's representer costs far more than the lookup. The type is in the key
+(``1``, ``True`` and ``1.0`` are equal but print differently), a float by its ``repr`` (``0.0``
+and ``-0.0`` are equal too)."""
+
+
+def _memo_key(item: bool, key: str, value: Any) -> tuple[Any, ...]:
+    """The key of :data:`_DUMPED` and :data:`_PRINTED` for a scalar ``value`` (before the room)."""
+    return (item, key, type(value), repr(value) if type(value) is float else value)
 
 
 def _dump_one(key: Any, value: Any, item: bool, ind: int = 0) -> tuple[str, ...]:
@@ -260,11 +281,35 @@ def _dump_one(key: Any, value: Any, item: bool, ind: int = 0) -> tuple[str, ...]
     room = WIDTH - ind
     if type(value) not in _SCALARS or type(key) is not str:
         return tuple(_dump([value] if item else {key: value}, room))
-    memo_key = (item, key, type(value), value, room)
-    found = _DUMPED.get(memo_key)
+    memo_key = _memo_key(item, key, value)
+    lines = _DUMPED.get(memo_key)
+    if lines is None:
+        lines = _DUMPED[memo_key] = _lines_of([value] if item else {key: value})
+    if len(lines) == 1 and len(lines[0]) > room and not _multiline(value):  # folded: per room
+        folded_key = (*memo_key, room)
+        found = _DUMPED.get(folded_key)
+        if found is None:
+            found = _DUMPED[folded_key] = _fitted([value] if item else {key: value}, lines, room)
+        return found
+    return lines
+
+
+def _printed(key: Any, value: Any, item: bool, ind: int) -> str:
+    """The lines of :func:`_dump_one` indented by ``ind``, as one text (for :meth:`Out.lines`),
+    memoised for scalars as :data:`_DUMPED` is (a template prints each of them many times)."""
+    if type(value) not in _SCALARS or type(key) is not str:
+        pad = " " * ind
+        return "".join(pad + line + "\n" for line in _dump_one(key, value, item, ind))
+    memo_key = (*_memo_key(item, key, value), ind)
+    found = _PRINTED.get(memo_key)
     if found is None:
-        found = _DUMPED[memo_key] = tuple(_dump([value] if item else {key: value}, room))
+        pad = " " * ind
+        found = _PRINTED[memo_key] = "".join(pad + line + "\n" for line in _dump_one(key, value, item, ind))
     return found
+
+
+_PRINTED: dict[tuple[Any, ...], str] = {}
+""":func:`_printed` by (item, key, type, value, indentation)."""
 
 
 def ref_expr(ref: Ref, whole: bool = False) -> str:
@@ -397,14 +442,13 @@ def splice_source(key: Splice, val: Any) -> str:
 def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
     pad = " " * ind
     items = _narrow_entries(list(node.items()), ind)
-    splices = [k for k in node if isinstance(k, Splice)]
+    splices: list[Splice] = []  # the map's splice keys, listed at the first one (most maps have none)
     i = 0
     while i < len(items):
         key, val = items[i]
         if type(val) in _SCALARS and type(key) is str:  # most entries: a literal scalar (emit_entry's first case)
-            for line in _dump_one(key, val, False, ind):
-                out.text(pad + line)
-        elif isinstance(key, Splice) and len(splices) > 1:
+            out.lines(_printed(key, val, False, ind))
+        elif isinstance(key, Splice) and len(splices := splices or [k for k in node if isinstance(k, Splice)]) > 1:
             if key is splices[0]:  # two or more values maps: one merge (a key they share once)
                 args = [f"({g})" if g.startswith("and ") else g for g in (splice_source(s, node[s]) for s in splices)]
                 source = merged_call(args)
@@ -858,8 +902,7 @@ def _wrap_call(args: list[str], ind: int) -> str:
 
 def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
     if type(val) in _SCALARS:  # most entries: a literal scalar, as the base prints it
-        for line in _dump_one(key, val, False, ind):
-            out.text(pad + line)
+        out.lines(_printed(key, val, False, ind))
         return
     k = _key(key)
     if isinstance(val, Block):
@@ -897,8 +940,7 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
         out.text(f"{pad}{k}:")
         emit_items(out, val, ind + 2)
     else:
-        for line in _dump_one(key, val, False, ind):
-            out.text(pad + line)
+        out.lines(_printed(key, val, False, ind))
 
 
 def emit_items(out: Out, items: list[Any], ind: int, runs: bool = True) -> None:
@@ -1055,8 +1097,7 @@ def emit_item(out: Out, item: Any, ind: int, pad: str) -> None:
         out.text(pad + "-")
         emit_items(out, item, ind + 2)
     else:
-        for line in _dump_one("", item, True, ind):
-            out.text(pad + line)
+        out.lines(_printed("", item, True, ind))
 
 
 def _nothing(case: Any) -> bool:
@@ -1209,7 +1250,7 @@ def _object(out: Out, node: Any) -> None:
         _variant(out, node, lambda case: _object(out, case))
         return
     out.text("---")
-    hoisted = _repeated(node)
+    hoisted = _repeated(node, out.helpers.intern.acts if out.helpers is not None else None)
     for var, variant in hoisted:
         _assign(out, var, variant)
     _VARS.update({repr(variant): var for var, variant in hoisted})
@@ -1237,9 +1278,11 @@ def _hoistable(node: Variant) -> bool:
     )
 
 
-def _repeated(obj: Any) -> list[tuple[str, Variant]]:
+def _repeated(obj: Any, acts: Callable[[Any], bool] | None = None) -> list[tuple[str, Variant]]:
     """(variable, variant) for every one-string variant printed two or more times in ``obj``,
-    named after the keys where it first stands (``metadata.name`` -> ``metadataName``)."""
+    named after the keys where it first stands (``metadata.name`` -> ``metadataName``).
+    ``acts``: whether a map or list takes anything from the values (the named templates'
+    interner, when there is one): one that takes nothing holds no variant, not walked."""
     found: dict[str, list[tuple[tuple[str, ...], Variant]]] = {}
 
     def walk(node: Any, path: tuple[str, ...]) -> None:
@@ -1249,6 +1292,8 @@ def _repeated(obj: Any) -> list[tuple[str, Variant]]:
                 return
             for _, case in node.cases:
                 walk(case, path)
+        elif acts is not None and not acts(node):
+            return
         elif isinstance(node, dict):
             for k, v in node.items():
                 if isinstance(v, (dict, list, Variant)):
