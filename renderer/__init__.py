@@ -5,7 +5,6 @@ The public surface is small: :func:`renderer.render.render` turns loaded values 
 and the CLI package.
 """
 
-from renderer import _yamlprep  # noqa: F401  (first: before anything imports yaml)
 from renderer._version import OPERATOR_RELEASE, __version__
 
 __all__ = ["OPERATOR_RELEASE", "__version__"]

@@ -200,26 +200,3 @@ def test_every_golden_document_dumps_and_loads_the_same(name: str) -> None:
         assert yamlio.load_all(text) == docs, path
         for doc in docs:
             assert yamlio.dump(doc) == reference_dump(doc), path
-
-
-def test_yaml_reader_pattern_compiled_on_first_use() -> None:
-    """renderer._yamlprep stands in for PyYAML's NON_PRINTABLE: the very pattern of its source,
-    and PyYAML's pure-Python reader still refuses what it refused."""
-    import ast
-    import inspect
-
-    import yaml.reader
-
-    from renderer import _yamlprep
-
-    source = inspect.getsource(yaml.reader)
-    written = [
-        node.value.args[0].value
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "NON_PRINTABLE" and isinstance(node.value, ast.Call)
-    ]
-    assert written == [_yamlprep.NON_PRINTABLE]
-    assert yaml.reader.Reader.NON_PRINTABLE.search("ok\x01") is not None
-    assert yaml.reader.Reader.NON_PRINTABLE.search("ok é \U0001f600") is None
-    with pytest.raises(yaml.reader.ReaderError):
-        yaml.load("a: \x01", Loader=yaml.SafeLoader)
