@@ -103,13 +103,17 @@ def containers(pod: Obj) -> list[Obj]:
 
 def check_object(obj: Obj) -> list[tuple[str, str]]:
     """``(check, message)`` for everything ``obj`` does that needs a justification."""
+    return object_findings(obj, pod_spec(obj))
+
+
+def object_findings(obj: Obj, pod: Obj | None) -> list[tuple[str, str]]:
+    """:func:`check_object` given ``pod_spec(obj)`` (``security.harden`` has it already)."""
     out: list[tuple[str, str]] = []
     kind = obj.get("kind")
     if kind == "Secret":
         out.append(("secret-rendered", "Secret objects are never rendered; reference an existing Secret by name"))
     if kind in ("Role", "ClusterRole"):
         out += _check_rules(obj.get("rules") or [])
-    pod = pod_spec(obj)
     if pod is not None:
         out += _check_pod(pod)
     return out
