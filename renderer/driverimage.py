@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from renderer._version import OPERATOR_RELEASE
@@ -392,25 +392,27 @@ def pool_facts(values: dict[str, Any], pool: Pool) -> dict[str, Any]:
 
 
 def pool_from_facts(values: dict[str, Any], pool: dict[str, Any], facts: dict[str, Any]) -> Pool:
-    """The pool of a ``nodePools`` entry whose OS-derived parts are given (:func:`pool_facts`)."""
+    """The pool of a ``nodePools`` entry whose OS-derived parts are given (:func:`pool_facts`).
+
+    The chart analysis resolves a pool for most of its builds: the fields are worked out once
+    and the :class:`Pool` made once from them (not made, then replaced field by field)."""
     kernel = str(facts.get("kernel") or "")
     entry = dict(pool)  # the nodePools entry as it is, with what the facts say over it
     for key, fact in (("kernel", kernel), ("runtime", str(facts.get("runtime") or ""))):
         if fact and entry.get(key) != fact:
             entry[key] = fact
     selector = {str(k): str(v) for k, v in (facts.get("osSelector") or {}).items()}
-    made = _assemble(values, entry, str(facts.get("osTag") or ""), selector, str(facts.get("osFamily") or "other"), kernel, str(facts.get("kernelName") or ""))
-    vgpu = str(facts.get("vgpuImage") or "") or suffixed_image(values.get("vgpuManager") or {}, made.os_tag)
-    if made.driver_type == "vgpu-host-manager" and not made.precompiled:  # its main image is the vGPU manager's
-        made = replace(made, image=vgpu)
-    return replace(
-        made,
+    made = _fields(values, entry, str(facts.get("osTag") or ""), selector, str(facts.get("osFamily") or "other"), kernel, str(facts.get("kernelName") or ""))
+    vgpu = str(facts.get("vgpuImage") or "") or suffixed_image(values.get("vgpuManager") or {}, made["os_tag"])
+    if made["driver_type"] == "vgpu-host-manager" and not made["precompiled"]:  # its main image is the vGPU manager's
+        made["image"] = vgpu
+    made.update(
         host_mounts=tuple(facts["hostMounts"]) if isinstance(facts.get("hostMounts"), list) else (),
         host_volumes=tuple(facts["hostVolumes"]) if isinstance(facts.get("hostVolumes"), list) else (),
         repo_dir=str(facts.get("repoDir") or ""),
         cert_dir=str(facts.get("certDir") or ""),
         config_mounts={volume: tuple(facts[fact]) if isinstance(facts.get(fact), list) else () for volume, fact in CONFIG_MOUNTS.items()},
-        selector_expressions=tuple(facts["selectorExpressions"]) if isinstance(facts.get("selectorExpressions"), list) else made.selector_expressions,
+        selector_expressions=tuple(facts["selectorExpressions"]) if isinstance(facts.get("selectorExpressions"), list) else made["selector_expressions"],
         vgpu_image=str(facts.get("vgpuImage") or ""),
         upgrade_budget=facts["upgradeBudget"] if isinstance(facts.get("upgradeBudget"), (int, str)) else None,
         upgrade_held=bool(facts["upgradeHeld"]) if "upgradeHeld" in facts else None,
@@ -418,11 +420,17 @@ def pool_from_facts(values: dict[str, Any], pool: dict[str, Any], facts: dict[st
         toolkit_paths={k: str(v or "") for k, v in facts.items() if k in TOOLKIT_PATHS} if "toolkitRuntime" in facts else None,
         # the fact says whether the pool's own image keys win (the chart's pool values carry the
         # fleet's keys merged in, so they cannot tell)
-        images={**made.images, "vgpuManager": vgpu},
+        images={**made["images"], "vgpuManager": vgpu},
     )
+    return Pool(**made)
 
 
 def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels: dict[str, str], family: str, kernel: str, kernel_name: str) -> Pool:
+    return Pool(**_fields(values, pool, tag, os_labels, family, kernel, kernel_name))
+
+
+def _fields(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels: dict[str, str], family: str, kernel: str, kernel_name: str) -> dict[str, Any]:
+    """The :class:`Pool` fields of a ``nodePools`` entry given what its OS and kernel decide."""
     name = str(pool["name"])
     driver, own = _driver_source(values, pool)
     kind = driver_type(driver)
@@ -447,7 +455,7 @@ def _assemble(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels:
     mounts, volumes = host_files(subscriptions(values, family, runtime, precompiled, driver), precompiled and family == "suse")
     repo_dir = "" if precompiled else REPO_DIRS.get(family, "")
     cert_dir = "" if precompiled else CERT_DIRS.get(family, "")
-    return Pool(
+    return dict(
         name=name,
         os_id=str(os_info.get("id", "ubuntu")),
         os_version=str(os_info.get("version", "22.04")),

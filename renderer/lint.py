@@ -103,19 +103,64 @@ def containers(pod: Obj) -> list[Obj]:
 
 def check_object(obj: Obj) -> list[tuple[str, str]]:
     """``(check, message)`` for everything ``obj`` does that needs a justification."""
+    return object_findings(obj, pod_spec(obj))
+
+
+def object_findings(obj: Obj, pod: Obj | None) -> list[tuple[str, str]]:
+    """:func:`check_object` given ``pod_spec(obj)`` (``security.harden`` has it already)."""
     out: list[tuple[str, str]] = []
     kind = obj.get("kind")
     if kind == "Secret":
         out.append(("secret-rendered", "Secret objects are never rendered; reference an existing Secret by name"))
     if kind in ("Role", "ClusterRole"):
         out += _check_rules(obj.get("rules") or [])
-    pod = pod_spec(obj)
     if pod is not None:
         out += _check_pod(pod)
     return out
 
 
 def _check_rules(rules: list[Any]) -> list[tuple[str, str]]:
+    """The findings of a rule list; a list the components build (plain rules of plain string
+    lists) is checked once per process: every build of the chart analysis checks the same
+    few rule lists again (:data:`_RULES_SEEN`)."""
+    key = _rules_key(rules)
+    if key is None:
+        return _rules_findings(rules)
+    found = _RULES_SEEN.get(key)
+    if found is None:
+        if len(_RULES_SEEN) >= _RULES_KEEP:
+            _RULES_SEEN.clear()
+        found = _RULES_SEEN[key] = tuple(_rules_findings(rules))
+    return list(found)
+
+
+_RULES_SEEN: dict[tuple[Any, ...], tuple[tuple[str, str], ...]] = {}
+"""Findings by rule list (:func:`_rules_key`): data only, a pure function of the key."""
+_RULES_KEEP = 4096
+
+
+def _rules_key(rules: Any) -> tuple[Any, ...] | None:
+    """``rules`` as a hashable value equal for equal lists, or None unless it is a plain list of
+    plain dicts whose values are plain lists of strings: then reading it has no side effect (no
+    read-recording view) and the findings depend on nothing else."""
+    if type(rules) is not list:
+        return None
+    key: list[Any] = []
+    for rule in rules:
+        if type(rule) is not dict:
+            return None
+        for field, values in rule.items():
+            if type(field) is not str or type(values) is not list:
+                return None
+            for value in values:
+                if type(value) is not str:
+                    return None
+            key.append((field, *values))
+        key.append(None)  # the end of a rule
+    return tuple(key)
+
+
+def _rules_findings(rules: list[Any]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for i, rule in enumerate(rules):
         if not isinstance(rule, dict):
@@ -174,7 +219,7 @@ def _check_containers(pod: Obj, host_volumes: dict[str, str]) -> list[tuple[str,
         if _floating(str(ctr.get("image") or "")):
             floating.append(f"{name} ({ctr.get('image') or 'no image'})")
         for env in ctr.get("env") or []:
-            if isinstance(env, dict) and env.get("value") and _SECRET_ENV.search(str(env.get("name", ""))):
+            if isinstance(env, dict) and env.get("value") and _secret_name(str(env.get("name", ""))):
                 secrets.append(f"{name}:{env['name']}")
     for check, items in (
         ("privileged-container", privileged),
@@ -187,6 +232,20 @@ def _check_containers(pod: Obj, host_volumes: dict[str, str]) -> list[tuple[str,
         if items:
             out.append((check, ", ".join(items)))
     return out
+
+
+def _secret_name(name: str) -> bool:
+    """Does an env var of this name look like it holds a secret (:data:`_SECRET_ENV`)? Known
+    per name: the chart analysis checks the same few dozen names in every build."""
+    found = _SECRET_NAMES.get(name)
+    if found is None:
+        if len(_SECRET_NAMES) >= _RULES_KEEP:
+            _SECRET_NAMES.clear()
+        found = _SECRET_NAMES[name] = _SECRET_ENV.search(name) is not None
+    return found
+
+
+_SECRET_NAMES: dict[str, bool] = {}
 
 
 def _floating(image: str) -> bool:

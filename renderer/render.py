@@ -41,7 +41,12 @@ def finish(model: Model, objs: Objects, bound: Container[tuple[str, str]] | None
     ``bound``: the ServiceAccounts bound anywhere, when ``objs`` is not the whole render)."""
     from renderer import security, waves
 
-    return waves.annotate_all(security.harden(model, objs, {comp.name: comp.key for comp in COMPONENTS}, bound))
+    return waves.annotate_all(security.harden(model, objs, _KEYS, bound))
+
+
+_KEYS: dict[str, str] = {comp.name: comp.key for comp in COMPONENTS}
+"""Each component's values key (``security.harden`` reads it; never changed): made once, not
+per call (the chart analysis finishes each of its builds)."""
 
 
 def render(inputs: Inputs) -> dict[str, str]:

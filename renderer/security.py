@@ -300,7 +300,11 @@ pod can turn them on."""
 
 
 def grant(component: str) -> Grant:
-    return GRANTS.get(component, Grant())
+    return GRANTS.get(component, _NO_GRANT)
+
+
+_NO_GRANT = Grant()
+"""The grant of a component not listed (made once: harden asks for every check it finds)."""
 
 
 def allowed(component: str, check: str, model: Model | None = None, key: str = "") -> str:
@@ -344,11 +348,13 @@ def harden(
     if bound is None:
         bound = bound_service_accounts(objs)
     for component, items in objs.items():
+        key = keys.get(component, "")
         for obj in items:
-            _token(obj, bound)
+            pod = lint.pod_spec(obj)  # (the token changes its keys, not which dict it is)
+            _token(obj, pod, bound)
             reasons: dict[str, str] = {}
-            for check, _ in lint.check_object(obj):
-                reason = allowed(component, check, model, keys.get(component, ""))
+            for check, _ in lint.object_findings(obj, pod):
+                reason = allowed(component, check, model, key)
                 if reason:
                     reasons[check] = reason
             if reasons:
@@ -357,8 +363,9 @@ def harden(
     return objs
 
 
-def _token(obj: Obj, bound: Container[tuple[str, str]]) -> None:
-    pod = lint.pod_spec(obj)
+def _token(obj: Obj, pod: Obj | None, bound: Container[tuple[str, str]]) -> None:
+    """``automountServiceAccountToken: false`` on ``pod`` (``obj``'s pod spec) unless a binding
+    names its ServiceAccount, placed after ``serviceAccountName``."""
     if pod is None or "automountServiceAccountToken" in pod:
         return
     namespace = str((obj.get("metadata") or {}).get("namespace") or "")

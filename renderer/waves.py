@@ -78,7 +78,20 @@ COMPONENT_WAVES: tuple[tuple[str, int], ...] = (
 
 
 def wave(component: str, kind: str) -> int:
-    """The sync wave of an object of ``kind`` built by ``component``."""
+    """The sync wave of an object of ``kind`` built by ``component`` (known per pair: every
+    object of every build of the chart analysis asks)."""
+    found = _WAVES.get((component, kind))
+    if found is None:
+        if len(_WAVES) >= 1024:
+            _WAVES.clear()
+        found = _WAVES[(component, kind)] = _wave(component, kind)
+    return found
+
+
+_WAVES: dict[tuple[str, str], int] = {}
+
+
+def _wave(component: str, kind: str) -> int:
     if kind in FIRST_KINDS:
         return FIRST
     if kind in CONFIG_KINDS:
@@ -93,8 +106,9 @@ def annotate(component: str, obj: Obj) -> Obj:
     """``obj`` with its wave (and its kind's sync options); a shallow copy, the input is not changed."""
     meta: dict[str, Any] = obj.get("metadata") or {}
     annotations: dict[str, str] = dict(meta.get("annotations") or {})
-    annotations.setdefault(WAVE, str(wave(component, str(obj.get("kind", "")))))
-    options = KIND_SYNC_OPTIONS.get(str(obj.get("kind", "")))
+    kind = str(obj.get("kind", ""))
+    annotations.setdefault(WAVE, str(wave(component, kind)))
+    options = KIND_SYNC_OPTIONS.get(kind)
     if options:
         annotations.setdefault(SYNC_OPTIONS, options)
     return {**obj, "metadata": {**meta, "annotations": annotations}}

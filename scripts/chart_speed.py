@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from renderer import driverdigest
+from renderer import driverdigest, lint, waves
 from renderer.emit import helm, helm_ir
 from renderer.inputs import read_inputs
 from renderer.pipeline import plan
@@ -48,8 +48,12 @@ PHASES = (
 
 
 def cold() -> None:
-    """Forget what one analysis leaves for the next in the same process (the digests)."""
+    """Forget what one analysis leaves for the next in the same process (the digests, the
+    lint findings of rule lists, the secret look of env names, the sync waves)."""
     driverdigest._STEPS.clear()
+    lint._RULES_SEEN.clear()
+    lint._SECRET_NAMES.clear()
+    waves._WAVES.clear()
 
 
 def count_builds(model: Any) -> collections.Counter[str]:

@@ -123,3 +123,20 @@ def test_lint_of_own_output_is_clean(tmp_path: Path, run_cli, monkeypatch: pytes
     result = run_cli("lint")
     assert result.exit_code == 0, result.output
     assert "0 finding(s)" in result.output
+
+
+def test_rule_findings_kept_per_rule_list_are_the_same() -> None:
+    """The findings kept for a plain rule list (the chart analysis checks the same lists again
+    and again) equal a fresh check, are handed out as a copy, and a list a view or a non-string
+    could be in is checked as it is, every time."""
+    rules = [{"apiGroups": ["*"], "resources": ["secrets"], "verbs": ["get", "bind"]}]
+    fresh = lint._rules_findings(rules)
+    assert lint._check_rules(rules) == fresh
+    found = lint._check_rules(rules)
+    found.clear()
+    assert lint._check_rules([dict(r) for r in rules]) == fresh
+    assert lint._rules_key([{"verbs": ["get", 1]}]) is None
+    assert lint._check_rules([{"verbs": ["get", 1]}]) == lint._rules_findings([{"verbs": ["get", 1]}])
+    with pytest.raises(TypeError):
+        lint._check_rules([{"verbs": 7}])  # not iterable: fails as before, never kept
+    assert lint._rules_key([{"a": ["b"]}, {}]) != lint._rules_key([{}, {"a": ["b"]}])

@@ -656,7 +656,9 @@ def model_of(values: dict[str, Any], cluster: str, seen: set[str] | None = None,
             continue
         listed.add(name)
         settings = pools_cfg[name]
-        node_pools.append({**pool, "driver": {k: v for k, v in settings.items() if k != NODE}})
+        own = dict(settings)  # the pool's settings but its facts (a copy and a pop: no loop per key)
+        own.pop(NODE, None)
+        node_pools.append({**pool, "driver": own})
         facts.append(settings.get(NODE))
     out["nodePools"] = node_pools
     out = prune(out, pools=False)  # as resolve does: what the imitated release's CRDs keep (the pools' copies are resolved)
