@@ -737,9 +737,17 @@ class Analysis:
         to the containers) and the knobs (a pair, or one) that change that item once it is there
         as they change its siblings (the repository mounts): built together (:meth:`_pair_beside`)."""
         self.kept: dict[tuple[tuple[Path, str], ...], dict[str, Obj] | None] = {}
-        """Trees of two or more changes asked for again (a group's combinations ask for the
-        pairs set, :meth:`_pair_empty`, and for the switches of :attr:`beside` with their knobs):
-        built once, by their memo key."""
+        """Trees of two or more changes, by their memo key: asked for again (a sibling pair by
+        :meth:`_sibling_refs` then :meth:`_pair_siblings`, a group's combinations the pairs,
+        :meth:`_pair_empty`, the switches of :attr:`beside` with their knobs), built once. All
+        are asked for after :meth:`_variants` varied each knob alone, so :attr:`added` (which
+        :meth:`align` reads) no longer changes."""
+        self.unaligned: dict[tuple[tuple[Path, str], ...], dict[str, Obj]] = {}
+        """The trees of ``masked`` that :meth:`align` renamed objects of, as built (for :attr:`dropped`)."""
+        self.dropped: dict[tuple[tuple[Path, str], ...], dict[str, Obj]] = {}
+        """Trees :meth:`forget` took out of ``masked``, as built (before :meth:`align`): asked
+        for again, each is aligned again (as a new build of the same values would be) instead
+        of built again."""
 
     def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None, paths: set[Path] | None = None) -> dict[str, Obj] | None:
         try:
@@ -783,23 +791,39 @@ class Analysis:
         the keys in them that build read.
         """
         vals, memo = self._apply(base_values, changes)
-        if len(memo) > 1:  # a combination of a group: built once, never asked for again
-            if memo in self.kept:
-                return self.kept[memo]
-            return self.align(self.mask(self.tree(comp, vals)))
+        if len(memo) > 1:  # a combination of a group (or a pair): built once
+            if memo not in self.kept:
+                self.kept[memo] = self.align(self.mask(self.tree(comp, vals)))
+            return self.kept[memo]
+        if memo in self.dropped:  # built before, as these values build: aligned as now
+            assert reads is None, "the reads of a memoised build are not known"
+            self.masked[memo] = self.align(self.dropped.pop(memo))
         if memo not in self.masked:
             self.failure = set()
-            found = self.masked[memo] = self.align(self.mask(self.tree(comp, vals, reads, paths)))
+            raw = self.mask(self.tree(comp, vals, reads, paths))
+            found = self.masked[memo] = self.align(raw)
             if found is None:
                 self.failed[memo] = self.failure
+            elif found is not raw and raw is not None:
+                self.unaligned[memo] = raw
             self.seen |= reads or set()
         else:
             assert reads is None, "the reads of a memoised build are not known"
         return self.masked[memo]
 
     def forget(self, base_values: dict[str, Any], changes: list[tuple[Knob, Any]]) -> None:
-        """Drop a memoised tree that will not be asked for again (peak memory)."""
-        self.masked.pop(self._apply(base_values, changes)[1], None)
+        """Take a memoised tree that changes nothing out of ``masked`` while :attr:`added`
+        may still grow: asked for again (a group with the release varies every release), it is
+        aligned again from :attr:`dropped`, as a new build would be, not built again."""
+        memo = self._apply(base_values, changes)[1]
+        tree = self.masked.pop(memo, None)
+        if tree is not None:
+            self.dropped[memo] = self.unaligned.pop(memo, tree)
+
+    def _reset_memo(self, base: dict[str, Obj] | None) -> None:
+        """Forget every memoised tree (the base values changed): only the base's is kept."""
+        self.masked = {} if base is None else {(): base}
+        self.unaligned, self.dropped, self.kept = {}, {}, {}
 
     @staticmethod
     def _apply(base_values: dict[str, Any], changes: list[tuple[Knob, Any]]) -> tuple[dict[str, Any], tuple[tuple[Path, str], ...]]:
@@ -896,7 +920,7 @@ class Analysis:
     def analyse(self, comp: Component) -> Template | None:
         self.raw_base = None
         self.seen = set()
-        self.masked = {}
+        self._reset_memo(None)
         self.failed = {}
         self.as_base = (None, {})
         self.off = {}
@@ -908,7 +932,7 @@ class Analysis:
         self.unbuilt = set()
         self.added = set()
         self.pairs = []
-        self.beside, self.kept = [], {}
+        self.beside = []
         enabled = self.enabling(comp)
         if enabled is None:
             return None
@@ -1397,7 +1421,7 @@ class Analysis:
                     good.remove(k)
                     fixed.add(k.path)
                 if reverted:
-                    self.masked = {(): base}
+                    self._reset_memo(base)
                 self._vary(comp, knob, alts, values, base_values, base, gate_atoms, refs, touched, on_values, knob_of)
         self._pair_nameless(comp, base_values, base, touched, on_values, knob_of)
         expects: dict[TPath, Any] = {}  # where a reference goes, when the base has no such field
@@ -1572,8 +1596,7 @@ class Analysis:
             if any(k is None or k.kind != "set" or k.path in touched for k in knobs):
                 continue
             changes = [(k, self._alt_values(k, False, sent, values)[0][1]) for k in knobs if k is not None]
-            both = self.masked_tree(comp, base_values, changes)
-            self.kept[self._apply(base_values, changes)[1]] = both  # (asked again: _item_order, _pair_beside, _apply_group)
+            both = self.masked_tree(comp, base_values, changes)  # (asked again: _item_order, _pair_beside, _apply_group)
             found = diff(base, both) if both and set(both) == set(base) else []
             if not found or any(len(f) == 1 for f in found):  # fields, not whole objects
                 continue
@@ -1627,7 +1650,6 @@ class Analysis:
                     changes = [(knob_of[a], setting), *((knob_of[k], on_values[k][1][1]) for k in knobs)]
                     both = self.masked_tree(comp, base_values, changes)
                     if both and set(both) == set(alone):
-                        self.kept[self._apply(base_values, changes)[1]] = both
                         owners[knobs] = [q for q in diff(alone, both) if any(_prefix(p, q) and len(q) > len(p) for p in items)]
             for knobs, found in owners.items():
                 if found:
