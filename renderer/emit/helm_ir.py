@@ -97,7 +97,7 @@ from renderer.emit.helm_values import (
 )
 from renderer.jsondata import clone
 from renderer.model import Pool
-from renderer.releasegate import RELEASES, has
+from renderer.releasegate import ADDED_IN, RELEASES, has
 
 SCALAR = "zzgrs{:05d}x"
 BLOCK = "zzgrb{:05d}x"
@@ -698,6 +698,9 @@ class Analysis:
         self.base_direct: tuple[set[str], set[Path]] | None = None
         """The part of those reads the builder made itself, not through the resolved pools
         (whose attributes it read are ``POOL_ATTR`` paths in it)."""
+        self.base_gated = False
+        """Did the base build record the release only as a read where a pruned key may be
+        (:attr:`helm_values.Recorded.gated`), the builder never reading it itself?"""
         self.base_attrs: tuple[list[Path], list[Path]] | None = None
         """The ``POOL_ATTR`` paths of ``base_direct``: attributes, and keys of ``values``/``driver``."""
         self.base_pools: tuple[dict[str, Any], tuple[Pool, ...]] | None = None
@@ -970,6 +973,7 @@ class Analysis:
                 fixed.add(knob.path)
         self.base_reads, self.base_paths = set(), set()
         self.base_direct = None
+        self.base_gated = False
         if self.captured is not None:  # _split built the base values last
             tree, reads, paths = self.captured
             self.base_reads |= reads
@@ -986,6 +990,7 @@ class Analysis:
             self.base_paths |= paths
         if isinstance(reads, Recorded) and isinstance(paths, Recorded):
             self.base_direct = (reads.direct - {POOLS_READ}, paths.direct)
+            self.base_gated = paths.gated
         self.base_pools = None
         self.base_attrs = None
         assert base is not None
@@ -1943,8 +1948,8 @@ class Analysis:
 
     def _builds_as_base(self, knob: Knob, setting: Any, base_values: dict[str, Any]) -> bool:
         assert self.base_direct is not None
-        seen, paths = self.base_direct
-        if _may_read(seen, paths, knob.path):
+        paths = self.base_direct[1]
+        if self._direct_read(knob, setting, base_values):
             return False
         if self.base_attrs is None:
             self.base_attrs = [p for p in paths if p[0] == POOL_ATTR], [p for p in paths if p[0].startswith(POOL_ATTR + "\x00")]
@@ -1978,6 +1983,32 @@ class Analysis:
             elif was.get(part[1], MISSING) != now.get(part[1], MISSING):
                 return False
         return True
+
+    def _direct_read(self, knob: Knob, setting: Any, base_values: dict[str, Any]) -> bool:
+        """Could the builder itself have read a value of the base build that ``knob = setting``
+        changes? The release, which the builder may not have read itself, changes the keys
+        it prunes (:meth:`_reads_pruned`)."""
+        assert self.base_direct is not None
+        if knob.path == RELEASE and self.base_gated:
+            return self._reads_pruned(setting, base_values)
+        return _may_read(*self.base_direct, knob.path)
+
+    def _reads_pruned(self, release: Any, base_values: dict[str, Any]) -> bool:
+        """Could the base build have read a key of ``base_values`` that one of its release and
+        ``release`` prunes and the other keeps? When not, and the builder never read the release
+        itself (:attr:`base_gated`), the build on ``release`` reads what the base build read
+        (the pools' attributes aside, which :meth:`_builds_as_base` compares)."""
+        assert self.base_direct is not None
+        seen, paths = self.base_direct
+        was = str(get(base_values, RELEASE))
+        for pointer, since in ADDED_IN.items():
+            parts = tuple(pointer[1:].split("/"))
+            if parts[0] == "nodePools" or has(was, since) == has(str(release), since) or not _has(base_values, parts):
+                continue
+            # a whole section (kataSandboxDevicePlugin) is read where any key of it is
+            if parts[0] in seen and (len(parts) == 1 or _may_read(seen, paths, parts)):
+                return True
+        return False
 
     def _base_read(self, knob: Knob) -> bool:
         """Could the base build have read ``knob``'s value? (False only when it surely did not.)"""
