@@ -718,6 +718,8 @@ class Analysis:
         """The ids of the component's objects built from the real values, in the order of ``base_ids``."""
         self.enabled_memo: dict[tuple[str, int], tuple[tuple[dict[Path, Any], dict[str, Obj]] | None, set[str]]] = {}
         """:meth:`enabling` per component and structural knob count (the pooled check asks first)."""
+        self.first: dict[str, tuple[dict[str, Obj] | None, tuple[set[str], set[Path]]]] = {}
+        """:meth:`first_build` of each component."""
         self.failure: set[str] = set()
         """The sentinels the last failed :meth:`tree` named: in its error, or as a block turned to text."""
         self.off: dict[Path, list[Any]] = {}
@@ -892,6 +894,15 @@ class Analysis:
         self.seen |= reads
         return found
 
+    def first_build(self, comp: Component) -> tuple[dict[str, Obj] | None, tuple[set[str], set[Path]]]:
+        """The build of ``comp`` from the chart values themselves, with what it read (memoised):
+        :meth:`_enabling` tries it first, and :func:`_pooled` and :func:`_ranged` ask for it
+        (for the fleet's analysis and again for its pass without the pools' knobs)."""
+        if comp.name not in self.first:
+            reads: tuple[set[str], set[Path]] = (set(), set())
+            self.first[comp.name] = self.tree(comp, self.values, *reads), reads
+        return self.first[comp.name]
+
     def _enabling(self, comp: Component) -> tuple[dict[Path, Any], dict[str, Obj]] | None:
         start: dict[Path, Any] = {}
         if comp.key and isinstance(get(self.values, (comp.key, "enabled")), bool):
@@ -934,8 +945,11 @@ class Analysis:
             values = self.values
             for path, value in assignment.items():
                 values = assign(values, path, value)
-            reads: tuple[set[str], set[Path]] = (set(), set())
-            found = self.tree(comp, values, *reads)
+            if all(_has(self.values, path) and get(self.values, path) is value for path, value in assignment.items()):
+                found, reads = self.first_build(comp)  # the chart values as they are
+            else:
+                reads = (set(), set())
+                found = self.tree(comp, values, *reads)
             self.seen |= reads[0]
             if not combo:
                 first = reads
@@ -2809,7 +2823,9 @@ def _pooled(analysis: Analysis, comp: Component, synthetic: dict[str, Any]) -> b
     """Does ``comp`` build an object named after its pool (switched on as the analysis switches
     it on, when the fleet has it off: the vGPU manager of a fleet without sandbox workloads)?"""
     try:
-        tree = build_tree(comp, synthetic, analysis.cluster, context=analysis.context.get(comp.name))
+        tree = _pool_blind(analysis, comp)
+        if tree is None:
+            tree = build_tree(comp, synthetic, analysis.cluster, context=analysis.context.get(comp.name))
         if not tree and comp.key and get(analysis.values, (comp.key, "enabled")) is False:
             saved = analysis.structural
             analysis.structural = [k for k in saved if not _in_pool(k.path)]  # as _ranged's fleet pass asks
@@ -2826,6 +2842,18 @@ def _pooled(analysis: Analysis, comp: Component, synthetic: dict[str, Any]) -> b
     except Exception:  # a builder that refuses the synthetic pool is read the old way
         return False
     return any(POOL in oid or _declared(comp, oid) for oid in tree)
+
+
+def _pool_blind(analysis: Analysis, comp: Component) -> dict[str, Obj] | None:
+    """``comp``'s build from the synthetic values when its build from the chart values read
+    nothing of the pools (nor their names): the synthetic values differ only there, so that
+    build is this one (None when not known so)."""
+    if not SHORTCUTS:
+        return None
+    tree, (seen, _) = analysis.first_build(comp)
+    if tree is None or {POOLS_READ, POOL_NAMES_READ, "nodePools"} & seen:
+        return None
+    return tree
 
 
 def _declared(comp: Component, oid: str) -> bool:
@@ -2913,7 +2941,9 @@ def _ranged(analysis: Analysis, comp: Component, synthetic: dict[str, Any], sche
     tpl.objects = {oid: node for oid, node in fleet.objects.items() if oid not in own}
     tpl.derived = [d for d in fleet.derived if d[1] not in own]
     kept = {d[0] for d in tpl.derived}
-    real = build_tree(comp, values, analysis.cluster, context=analysis.context.get(comp.name))
+    real = analysis.first_build(comp)[0]
+    if real is None:  # pragma: no cover - the fleet's analysis built it
+        real = build_tree(comp, values, analysis.cluster, context=analysis.context.get(comp.name))
     tpl.generated = dict(sorted(({k: v for k, v in fleet.generated.items() if k in kept} | pooled_generated(tpl, values, real)).items()))
     tpl.fixed = fleet.fixed | _per_pool(body.fixed, names)
     tpl.knobs = fleet.knobs | _per_pool(body.knobs, names)
