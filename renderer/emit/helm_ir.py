@@ -749,11 +749,6 @@ class Analysis:
         :meth:`align` reads) no longer changes."""
         self.unaligned: dict[tuple[tuple[Path, str], ...], dict[str, Obj]] = {}
         """The trees of ``masked`` that :meth:`align` renamed objects of, as built (for :attr:`dropped`)."""
-        self.reads_of: dict[tuple[tuple[Path, str], ...], tuple[Recorded, Recorded]] = {}
-        """What each single-change build of a knob of :attr:`recording` read (all of it: the
-        pools' resolution too), for :meth:`_unread_pair`."""
-        self.recording: set[Path] = set()
-        """The knobs whose single-change builds record their reads."""
         self.dropped: dict[tuple[tuple[Path, str], ...], dict[str, Obj]] = {}
         """Trees :meth:`forget` took out of ``masked``, as built (before :meth:`align`): asked
         for again, each is aligned again (as a new build of the same values would be) instead
@@ -787,60 +782,39 @@ class Analysis:
         comp: Component,
         base_values: dict[str, Any],
         changes: list[tuple[Knob, Any]],
+        reads: set[str] | None = None,
+        paths: set[Path] | None = None,
     ) -> dict[str, Obj] | None:
         """``mask(tree(comp, values))`` where ``values`` is ``base_values`` with ``changes`` set
         one after the other (a pool set to False is removed, to True left as it is), memoised
-        on the changes that change something.
+        on the changes that change something when they are at most one.
 
         A component's build is a pure function of the values' content, so the variants of one
         knob and the combinations of a group (which repeat the base and every single flip)
         build each distinct set of values once. The tree is shared: treat it as read-only.
-        A pair one of whose changes the build of the other alone never read is that build
-        (:meth:`_unread_pair`), not built.
+        ``reads`` and ``paths`` (on the first call for given changes) collect the sections and
+        the keys in them that build read.
         """
         vals, memo = self._apply(base_values, changes)
         if len(memo) > 1:  # a combination of a group (or a pair): built once
             if memo not in self.kept:
-                same = self._unread_pair(memo, base_values)
-                self.kept[memo] = self.align(same) if same is not None else self.align(self.mask(self.tree(comp, vals)))
+                self.kept[memo] = self.align(self.mask(self.tree(comp, vals)))
             return self.kept[memo]
         if memo in self.dropped:  # built before, as these values build: aligned as now
+            assert reads is None, "the reads of a memoised build are not known"
             self.masked[memo] = self.align(self.dropped.pop(memo))
         if memo not in self.masked:
             self.failure = set()
-            reads = _reads() if SHORTCUTS and memo and memo[0][0] in self.recording else None
-            raw = self.mask(self.tree(comp, vals, *(reads or (None, None))))
+            raw = self.mask(self.tree(comp, vals, reads, paths))
             found = self.masked[memo] = self.align(raw)
             if found is None:
                 self.failed[memo] = self.failure
             elif found is not raw and raw is not None:
                 self.unaligned[memo] = raw
-            if reads is not None:
-                self.seen |= reads[0]
-                if raw is not None:
-                    self.reads_of[memo] = reads
+            self.seen |= reads or set()
+        else:
+            assert reads is None, "the reads of a memoised build are not known"
         return self.masked[memo]
-
-    def _unread_pair(self, memo: tuple[tuple[Path, str], ...], base_values: dict[str, Any]) -> dict[str, Obj] | None:
-        """The masked tree (before :meth:`align`) of the build of one change of the pair
-        ``memo`` alone when that build never read the other change's key (an existing key of
-        ``base_values``, set to another value: the sections keep their keys, in their order),
-        so the pair's build reads what it read: the drain's ``force`` flipped while drain is
-        off. None when not known so (a keyed map's key may be joined into text unread)."""
-        if len(memo) != 2 or not SHORTCUTS:
-            return None
-        for i in (0, 1):
-            (path, setting), (other, _) = memo[i], memo[1 - i]
-            reads = self.reads_of.get((memo[1 - i],))
-            if reads is None or setting == repr(REMOVE) or _prefix(path, other) or _prefix(other, path):
-                continue
-            if not _has(base_values, path) or any(_prefix(k, path) for k in self.keyed) or _may_read(*reads, path):
-                continue
-            key = (memo[1 - i],)
-            for store in (self.dropped, self.unaligned, self.masked):
-                if key in store:
-                    return store[key]
-        return None
 
     def forget(self, base_values: dict[str, Any], changes: list[tuple[Knob, Any]]) -> None:
         """Take a memoised tree that changes nothing out of ``masked`` while :attr:`added`
@@ -854,7 +828,7 @@ class Analysis:
     def _reset_memo(self, base: dict[str, Obj] | None) -> None:
         """Forget every memoised tree (the base values changed): only the base's is kept."""
         self.masked = {} if base is None else {(): base}
-        self.unaligned, self.dropped, self.kept, self.reads_of = {}, {}, {}, {}
+        self.unaligned, self.dropped, self.kept = {}, {}, {}
 
     @staticmethod
     def _apply(base_values: dict[str, Any], changes: list[tuple[Knob, Any]]) -> tuple[dict[str, Any], tuple[tuple[Path, str], ...]]:
@@ -1453,7 +1427,6 @@ class Analysis:
         on_values: dict[Path, list[tuple[Any, Any]]] = {}
         knob_of: dict[Path, Knob] = {}
         done: set[Path] = set()
-        self.recording = self._pair_switches(structural)
         while True:  # a variant may read sections the base did not: their knobs come next
             todo = [k for k in structural if k.path not in done and k.path[0] in self.seen]
             if not todo:
@@ -1500,16 +1473,6 @@ class Analysis:
         # that value: `--set` of it would not reach the template, so it is build-time, said so
         booleans = frozenset(p for p in touched if p in knob_of and knob_of[p].kind == "bool")
         return Template(comp.name, tuple(gate), converted, fixed | self.unbuilt, {k.path for k in good} | set(touched), booleans=booleans)
-
-    def _pair_switches(self, structural: list[Knob]) -> set[Path]:
-        """The boolean knobs that :meth:`_pair_siblings` may build with a sibling flipped: their
-        builds record what they read, so a pair whose sibling that build never read is not built."""
-        unread = {k.path for k in structural if k.kind == "enum" and not _read_in(self.base_reads, self.base_paths, k.path)}
-        siblings: dict[Path, set[Path]] = {}
-        for k in structural:
-            if k.kind == "bool" or k.path in unread:
-                siblings.setdefault(k.path[:-1], set()).add(k.path)
-        return {k.path for k in structural if k.kind == "bool" and siblings.get(k.path[:-1], set()) - {k.path}}
 
     def _item_order(
         self,
