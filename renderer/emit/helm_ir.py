@@ -686,6 +686,9 @@ class Analysis:
         """The last placeholder build of :meth:`_split` with what it read."""
         self.known_bad: set[Path] = set()
         """Transparent knobs whose placeholder broke a component's build (suspects for the next)."""
+        self.passed_alone: set[Path] = set()
+        """Suspects whose placeholder alone reproduced a component's objects: with the next
+        component's suspects, those of them are tried together first (:meth:`_guided`)."""
         self.raised: set[Path] = set()
         """Transparent knobs whose placeholder a failed build's error named."""
         self.probe_reads: tuple[set[str], set[Path]] = (set(), set())
@@ -1254,9 +1257,14 @@ class Analysis:
                 suspects = [k for k in good if k.path in hints and k.path not in tried]
                 tried.update(k.path for k in suspects)
                 if len(suspects) <= FEW:
-                    failed = [k for k in suspects if not ok([k])]
+                    # those that passed alone for an earlier component (the device plugin's
+                    # image for GFD), together first: passing, they pass (as bisection takes it)
+                    known = [k for k in suspects if k.path in self.passed_alone]
+                    fine = known if len(known) > 1 and ok(known) else []
+                    failed = [k for k in suspects if k not in fine and not ok([k])]
                     bad += failed
                     passed += [k for k in suspects if k not in failed]
+                    self.passed_alone.update(k.path for k in suspects if k not in failed)
                 else:
                     bisect(suspects)
                 bad.sort(key=lambda k: order[k.path])
