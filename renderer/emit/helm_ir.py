@@ -98,7 +98,7 @@ from renderer.emit.helm_values import (
 )
 from renderer.jsondata import clone
 from renderer.model import Pool
-from renderer.releasegate import RELEASES, has
+from renderer.releasegate import ADDED_IN, RELEASES, has
 
 SCALAR = "zzgrs{:05d}x"
 BLOCK = "zzgrb{:05d}x"
@@ -704,6 +704,9 @@ class Analysis:
         """The last placeholder build of :meth:`_split` with what it read."""
         self.known_bad: set[Path] = set()
         """Transparent knobs whose placeholder broke a component's build (suspects for the next)."""
+        self.passed_alone: set[Path] = set()
+        """Suspects whose placeholder alone reproduced a component's objects: with the next
+        component's suspects, those of them are tried together first (:meth:`_guided`)."""
         self.raised: set[Path] = set()
         """Transparent knobs whose placeholder a failed build's error named."""
         self.probe_reads: tuple[set[str], set[Path]] = (set(), set())
@@ -716,6 +719,9 @@ class Analysis:
         self.base_direct: tuple[set[str], set[Path]] | None = None
         """The part of those reads the builder made itself, not through the resolved pools
         (whose attributes it read are ``POOL_ATTR`` paths in it)."""
+        self.base_gated = False
+        """Did the base build record the release only as a read where a pruned key may be
+        (:attr:`helm_values.Recorded.gated`), the builder never reading it itself?"""
         self.base_attrs: tuple[list[Path], list[Path]] | None = None
         """The ``POOL_ATTR`` paths of ``base_direct``: attributes, and keys of ``values``/``driver``."""
         self.base_pools: tuple[dict[str, Any], tuple[Pool, ...]] | None = None
@@ -733,6 +739,8 @@ class Analysis:
         """The ids of the component's objects built from the real values, in the order of ``base_ids``."""
         self.enabled_memo: dict[tuple[str, int], tuple[tuple[dict[Path, Any], dict[str, Obj]] | None, set[str]]] = {}
         """:meth:`enabling` per component and structural knob count (the pooled check asks first)."""
+        self.first: dict[str, tuple[dict[str, Obj] | None, tuple[set[str], set[Path]]]] = {}
+        """:meth:`first_build` of each component."""
         self.failure: set[str] = set()
         """The sentinels the last failed :meth:`tree` named: in its error, or as a block turned to text."""
         self.off: dict[Path, list[Any]] = {}
@@ -755,9 +763,17 @@ class Analysis:
         to the containers) and the knobs (a pair, or one) that change that item once it is there
         as they change its siblings (the repository mounts): built together (:meth:`_pair_beside`)."""
         self.kept: dict[tuple[tuple[Path, str], ...], dict[str, Obj] | None] = {}
-        """Trees of two or more changes asked for again (a group's combinations ask for the
-        pairs set, :meth:`_pair_empty`, and for the switches of :attr:`beside` with their knobs):
-        built once, by their memo key."""
+        """Trees of two or more changes, by their memo key: asked for again (a sibling pair by
+        :meth:`_sibling_refs` then :meth:`_pair_siblings`, a group's combinations the pairs,
+        :meth:`_pair_empty`, the switches of :attr:`beside` with their knobs), built once. All
+        are asked for after :meth:`_variants` varied each knob alone, so :attr:`added` (which
+        :meth:`align` reads) no longer changes."""
+        self.unaligned: dict[tuple[tuple[Path, str], ...], dict[str, Obj]] = {}
+        """The trees of ``masked`` that :meth:`align` renamed objects of, as built (for :attr:`dropped`)."""
+        self.dropped: dict[tuple[tuple[Path, str], ...], dict[str, Obj]] = {}
+        """Trees :meth:`forget` took out of ``masked``, as built (before :meth:`align`): asked
+        for again, each is aligned again (as a new build of the same values would be) instead
+        of built again."""
 
     def tree(self, comp: Component, values: dict[str, Any], seen: set[str] | None = None, paths: set[Path] | None = None) -> dict[str, Obj] | None:
         try:
@@ -801,23 +817,39 @@ class Analysis:
         the keys in them that build read.
         """
         vals, memo = self._apply(base_values, changes)
-        if len(memo) > 1:  # a combination of a group: built once, never asked for again
-            if memo in self.kept:
-                return self.kept[memo]
-            return self.align(self.mask(self.tree(comp, vals)))
+        if len(memo) > 1:  # a combination of a group (or a pair): built once
+            if memo not in self.kept:
+                self.kept[memo] = self.align(self.mask(self.tree(comp, vals)))
+            return self.kept[memo]
+        if memo in self.dropped:  # built before, as these values build: aligned as now
+            assert reads is None, "the reads of a memoised build are not known"
+            self.masked[memo] = self.align(self.dropped.pop(memo))
         if memo not in self.masked:
             self.failure = set()
-            found = self.masked[memo] = self.align(self.mask(self.tree(comp, vals, reads, paths)))
+            raw = self.mask(self.tree(comp, vals, reads, paths))
+            found = self.masked[memo] = self.align(raw)
             if found is None:
                 self.failed[memo] = self.failure
+            elif found is not raw and raw is not None:
+                self.unaligned[memo] = raw
             self.seen |= reads or set()
         else:
             assert reads is None, "the reads of a memoised build are not known"
         return self.masked[memo]
 
     def forget(self, base_values: dict[str, Any], changes: list[tuple[Knob, Any]]) -> None:
-        """Drop a memoised tree that will not be asked for again (peak memory)."""
-        self.masked.pop(self._apply(base_values, changes)[1], None)
+        """Take a memoised tree that changes nothing out of ``masked`` while :attr:`added`
+        may still grow: asked for again (a group with the release varies every release), it is
+        aligned again from :attr:`dropped`, as a new build would be, not built again."""
+        memo = self._apply(base_values, changes)[1]
+        tree = self.masked.pop(memo, None)
+        if tree is not None:
+            self.dropped[memo] = self.unaligned.pop(memo, tree)
+
+    def _reset_memo(self, base: dict[str, Obj] | None) -> None:
+        """Forget every memoised tree (the base values changed): only the base's is kept."""
+        self.masked = {} if base is None else {(): base}
+        self.unaligned, self.dropped, self.kept = {}, {}, {}
 
     @staticmethod
     def _apply(base_values: dict[str, Any], changes: list[tuple[Knob, Any]]) -> tuple[dict[str, Any], tuple[tuple[Path, str], ...]]:
@@ -856,6 +888,15 @@ class Analysis:
         found, reads = self.enabled_memo[key]
         self.seen |= reads
         return found
+
+    def first_build(self, comp: Component) -> tuple[dict[str, Obj] | None, tuple[set[str], set[Path]]]:
+        """The build of ``comp`` from the chart values themselves, with what it read (memoised):
+        :meth:`_enabling` tries it first, and :func:`_pooled` and :func:`_ranged` ask for it
+        (for the fleet's analysis and again for its pass without the pools' knobs)."""
+        if comp.name not in self.first:
+            reads: tuple[set[str], set[Path]] = (set(), set())
+            self.first[comp.name] = self.tree(comp, self.values, *reads), reads
+        return self.first[comp.name]
 
     def _enabling(self, comp: Component) -> tuple[dict[Path, Any], dict[str, Obj]] | None:
         start: dict[Path, Any] = {}
@@ -899,8 +940,11 @@ class Analysis:
             values = self.values
             for path, value in assignment.items():
                 values = assign(values, path, value)
-            reads: tuple[set[str], set[Path]] = (set(), set())
-            found = self.tree(comp, values, *reads)
+            if all(_has(self.values, path) and get(self.values, path) is value for path, value in assignment.items()):
+                found, reads = self.first_build(comp)  # the chart values as they are
+            else:
+                reads = (set(), set())
+                found = self.tree(comp, values, *reads)
             self.seen |= reads[0]
             if not combo:
                 first = reads
@@ -914,7 +958,7 @@ class Analysis:
     def analyse(self, comp: Component) -> Template | None:
         self.raw_base = None
         self.seen = set()
-        self.masked = {}
+        self._reset_memo(None)
         self.failed = {}
         self.as_base = (None, {})
         self.off = {}
@@ -926,7 +970,7 @@ class Analysis:
         self.unbuilt = set()
         self.added = set()
         self.pairs = []
-        self.beside, self.kept = [], {}
+        self.beside = []
         enabled = self.enabling(comp)
         if enabled is None:
             return None
@@ -964,6 +1008,7 @@ class Analysis:
                 fixed.add(knob.path)
         self.base_reads, self.base_paths = set(), set()
         self.base_direct = None
+        self.base_gated = False
         if self.captured is not None:  # _split built the base values last
             tree, reads, paths = self.captured
             self.base_reads |= reads
@@ -980,6 +1025,7 @@ class Analysis:
             self.base_paths |= paths
         if isinstance(reads, Recorded) and isinstance(paths, Recorded):
             self.base_direct = (reads.direct - {POOLS_READ}, paths.direct)
+            self.base_gated = paths.gated
         self.base_pools = None
         self.base_attrs = None
         assert base is not None
@@ -1229,9 +1275,14 @@ class Analysis:
                 suspects = [k for k in good if k.path in hints and k.path not in tried]
                 tried.update(k.path for k in suspects)
                 if len(suspects) <= FEW:
-                    failed = [k for k in suspects if not ok([k])]
+                    # those that passed alone for an earlier component (the device plugin's
+                    # image for GFD), together first: passing, they pass (as bisection takes it)
+                    known = [k for k in suspects if k.path in self.passed_alone]
+                    fine = known if len(known) > 1 and ok(known) else []
+                    failed = [k for k in suspects if k not in fine and not ok([k])]
                     bad += failed
                     passed += [k for k in suspects if k not in failed]
+                    self.passed_alone.update(k.path for k in suspects if k not in failed)
                 else:
                     bisect(suspects)
                 bad.sort(key=lambda k: order[k.path])
@@ -1415,7 +1466,7 @@ class Analysis:
                     good.remove(k)
                     fixed.add(k.path)
                 if reverted:
-                    self.masked = {(): base}
+                    self._reset_memo(base)
                 self._vary(comp, knob, alts, values, base_values, base, gate_atoms, refs, touched, on_values, knob_of)
         self._pair_nameless(comp, base_values, base, touched, on_values, knob_of)
         expects: dict[TPath, Any] = {}  # where a reference goes, when the base has no such field
@@ -1590,8 +1641,7 @@ class Analysis:
             if any(k is None or k.kind != "set" or k.path in touched for k in knobs):
                 continue
             changes = [(k, self._alt_values(k, False, sent, values)[0][1]) for k in knobs if k is not None]
-            both = self.masked_tree(comp, base_values, changes)
-            self.kept[self._apply(base_values, changes)[1]] = both  # (asked again: _item_order, _pair_beside, _apply_group)
+            both = self.masked_tree(comp, base_values, changes)  # (asked again: _item_order, _pair_beside, _apply_group)
             found = diff(base, both) if both and set(both) == set(base) else []
             if not found or any(len(f) == 1 for f in found):  # fields, not whole objects
                 continue
@@ -1645,7 +1695,6 @@ class Analysis:
                     changes = [(knob_of[a], setting), *((knob_of[k], on_values[k][1][1]) for k in knobs)]
                     both = self.masked_tree(comp, base_values, changes)
                     if both and set(both) == set(alone):
-                        self.kept[self._apply(base_values, changes)[1]] = both
                         owners[knobs] = [q for q in diff(alone, both) if any(_prefix(p, q) and len(q) > len(p) for p in items)]
             for knobs, found in owners.items():
                 if found:
@@ -1939,8 +1988,8 @@ class Analysis:
 
     def _builds_as_base(self, knob: Knob, setting: Any, base_values: dict[str, Any]) -> bool:
         assert self.base_direct is not None
-        seen, paths = self.base_direct
-        if _may_read(seen, paths, knob.path):
+        paths = self.base_direct[1]
+        if self._direct_read(knob, setting, base_values):
             return False
         if self.base_attrs is None:
             self.base_attrs = [p for p in paths if p[0] == POOL_ATTR], [p for p in paths if p[0].startswith(POOL_ATTR + "\x00")]
@@ -1974,6 +2023,32 @@ class Analysis:
             elif was.get(part[1], MISSING) != now.get(part[1], MISSING):
                 return False
         return True
+
+    def _direct_read(self, knob: Knob, setting: Any, base_values: dict[str, Any]) -> bool:
+        """Could the builder itself have read a value of the base build that ``knob = setting``
+        changes? The release, which the builder may not have read itself, changes the keys
+        it prunes (:meth:`_reads_pruned`)."""
+        assert self.base_direct is not None
+        if knob.path == RELEASE and self.base_gated:
+            return self._reads_pruned(setting, base_values)
+        return _may_read(*self.base_direct, knob.path)
+
+    def _reads_pruned(self, release: Any, base_values: dict[str, Any]) -> bool:
+        """Could the base build have read a key of ``base_values`` that one of its release and
+        ``release`` prunes and the other keeps? When not, and the builder never read the release
+        itself (:attr:`base_gated`), the build on ``release`` reads what the base build read
+        (the pools' attributes aside, which :meth:`_builds_as_base` compares)."""
+        assert self.base_direct is not None
+        seen, paths = self.base_direct
+        was = str(get(base_values, RELEASE))
+        for pointer, since in ADDED_IN.items():
+            parts = tuple(pointer[1:].split("/"))
+            if parts[0] == "nodePools" or has(was, since) == has(str(release), since) or not _has(base_values, parts):
+                continue
+            # a whole section (kataSandboxDevicePlugin) is read where any key of it is
+            if parts[0] in seen and (len(parts) == 1 or _may_read(seen, paths, parts)):
+                return True
+        return False
 
     def _base_read(self, knob: Knob) -> bool:
         """Could the base build have read ``knob``'s value? (False only when it surely did not.)"""
@@ -2746,7 +2821,9 @@ def _pooled(analysis: Analysis, comp: Component, synthetic: dict[str, Any]) -> b
     """Does ``comp`` build an object named after its pool (switched on as the analysis switches
     it on, when the fleet has it off: the vGPU manager of a fleet without sandbox workloads)?"""
     try:
-        tree = build_tree(comp, synthetic, analysis.cluster, context=analysis.context.get(comp.name))
+        tree = _pool_blind(analysis, comp)
+        if tree is None:
+            tree = build_tree(comp, synthetic, analysis.cluster, context=analysis.context.get(comp.name))
         if not tree and comp.key and get(analysis.values, (comp.key, "enabled")) is False:
             saved = analysis.structural
             analysis.structural = [k for k in saved if not _in_pool(k.path)]  # as _ranged's fleet pass asks
@@ -2763,6 +2840,18 @@ def _pooled(analysis: Analysis, comp: Component, synthetic: dict[str, Any]) -> b
     except Exception:  # a builder that refuses the synthetic pool is read the old way
         return False
     return any(POOL in oid or _declared(comp, oid) for oid in tree)
+
+
+def _pool_blind(analysis: Analysis, comp: Component) -> dict[str, Obj] | None:
+    """``comp``'s build from the synthetic values when its build from the chart values read
+    nothing of the pools (nor their names): the synthetic values differ only there, so that
+    build is this one (None when not known so)."""
+    if not SHORTCUTS:
+        return None
+    tree, (seen, _) = analysis.first_build(comp)
+    if tree is None or {POOLS_READ, POOL_NAMES_READ, "nodePools"} & seen:
+        return None
+    return tree
 
 
 def _declared(comp: Component, oid: str) -> bool:
@@ -2850,7 +2939,9 @@ def _ranged(analysis: Analysis, comp: Component, synthetic: dict[str, Any], sche
     tpl.objects = {oid: node for oid, node in fleet.objects.items() if oid not in own}
     tpl.derived = [d for d in fleet.derived if d[1] not in own]
     kept = {d[0] for d in tpl.derived}
-    real = build_tree(comp, values, analysis.cluster, context=analysis.context.get(comp.name))
+    real = analysis.first_build(comp)[0]
+    if real is None:  # pragma: no cover - the fleet's analysis built it
+        real = build_tree(comp, values, analysis.cluster, context=analysis.context.get(comp.name))
     tpl.generated = dict(sorted(({k: v for k, v in fleet.generated.items() if k in kept} | pooled_generated(tpl, values, real)).items()))
     tpl.fixed = fleet.fixed | _per_pool(body.fixed, names)
     tpl.knobs = fleet.knobs | _per_pool(body.knobs, names)

@@ -77,6 +77,8 @@ def record_gated_reads(seen: set[str], paths: set[Path]) -> None:
     if RELEASE not in own and not GATED_READS.isdisjoint(own):
         seen.add(RELEASE[0])
         paths.add(RELEASE)
+        if isinstance(paths, Recorded):
+            paths.gated = True
 
 
 def build_time_keys(values: dict[str, Any]) -> set[Path]:
@@ -344,6 +346,9 @@ class Recorded(set[Any]):
         super().__init__()
         self.direct: set[Any] = set()
         self.muted = False
+        self.gated = False
+        """Set when :func:`record_gated_reads` added :data:`RELEASE` (the builder read where a
+        pruned key may be, not the release itself)."""
 
     def add(self, item: Any) -> None:
         set.add(self, item)
