@@ -283,29 +283,33 @@ def chart_values(model: Model) -> dict[str, Any]:
     return out
 
 
-def secret_maps(node: Any) -> Any:
+def secret_maps(node: Any, depth: int = 0) -> Any:
     """``node`` with every ``imagePullSecrets`` list's names as ``{name: ...}`` maps (new maps and
     lists along the way, the rest shared). The policy takes names, as the GPU Operator chart
     does, and the builders turn them into a pod's references; the chart's templates print the
     list as it is (``toYaml``), so its values carry the references: a name printed there was an
-    invalid pod (``imagePullSecrets: [regcred]``). The chart's schema takes maps only."""
-    if isinstance(node, dict):
-        out: dict[str, Any] | None = None
-        for key, value in node.items():
-            if key == "imagePullSecrets" and isinstance(value, list) and any(isinstance(v, str) for v in value):
-                new: Any = [{"name": v} if isinstance(v, str) else v for v in value]
-            elif isinstance(value, dict | list):
-                new = secret_maps(value)
-            else:
-                continue
-            if new is not value:
-                out = dict(node) if out is None else out
-                out[key] = new
-        return node if out is None else out
-    if isinstance(node, list):
-        items = [secret_maps(v) if isinstance(v, dict | list) else v for v in node]
-        return node if all(a is b for a, b in zip(items, node, strict=True)) else items
-    return node
+    invalid pod (``imagePullSecrets: [regcred]``). The chart's schema takes maps only.
+
+    Only maps are walked, and the ``nodePools`` list (the schema puts no pull secrets in any
+    other list): a cluster's values are walked once per build, so the lists of env, tolerations
+    and configs are not (a walk of everything cost 0.26 ms a cluster)."""
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] | None = None
+    for key, value in node.items():
+        if key == "imagePullSecrets" and isinstance(value, list) and any(isinstance(v, str) for v in value):
+            new: Any = [{"name": v} if isinstance(v, str) else v for v in value]
+        elif isinstance(value, dict):
+            new = secret_maps(value, depth + 1)
+        elif depth == 0 and key == "nodePools" and isinstance(value, list):
+            items = [secret_maps(v, 1) for v in value]
+            new = value if all(a is b for a, b in zip(items, value, strict=True)) else items
+        else:
+            continue
+        if new is not value:
+            out = dict(node) if out is None else out
+            out[key] = new
+    return node if out is None else out
 
 
 def pool_names(values: dict[str, Any]) -> list[str]:
