@@ -60,6 +60,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += release_rules(located, values)
     problems += sharing_rules(located, values)
     problems += copy_rules(located, values)
+    problems += validator_rules(located, values)
     return problems
 
 
@@ -323,10 +324,13 @@ def pool_rules(located: Located, defaulted: dict[str, Any] | None = None) -> lis
     problems += dra_rules.rules(located, values)
     problems += _openshift(located, values)
     problems += nfd_os_rules(located, values)
-    problems += retired_validator_image(located, values)
-    problems += validator_args(located)
-    problems += validator_pull_secrets(located, values)
     return problems
+
+
+def validator_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """Where the validator's settings differ from what the operator's would run: its retired
+    image, its args in place of the idle loop, its pull secrets on the other operands' pods."""
+    return [*retired_validator_image(located, values), *validator_args(located), *validator_pull_secrets(located, values)]
 
 
 VALIDATED = ("gfd", "toolkit", "devicePlugin", "dcgmExporter", "dcgm", "migManager", "sandboxDevicePlugin", "kataSandboxDevicePlugin", "vgpuDeviceManager")
