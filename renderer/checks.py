@@ -380,8 +380,8 @@ def validator_args(located: Located) -> list[Problem]:
     loop (``sh -c "echo all validations are successful; while true; do sleep 86400; done"``), and
     so does gpu-render; unless the first of them keeps running, the validator pods exit and
     restart for ever, and the node's ready markers are removed at each stop."""
-    args = (located.data.get("validator") or {}).get("args") if isinstance(located.data.get("validator"), dict) else None
-    if not args:
+    section = located.data.get("validator")
+    if not isinstance(section, dict) or not section.get("args"):
         return []
     return [
         _problem(

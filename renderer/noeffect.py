@@ -35,19 +35,22 @@ OPERATOR_ONLY: dict[str, str] = {
     "/driver/upgradePolicy/waitForCompletion": "the upgrade controller is part of the operator; the DaemonSet controller and k8s-driver-manager do not wait for jobs (GPU pods are evicted after gpuPodDeletion.timeoutSeconds)",
 }
 
+_STARTUP_SUCCESS = "Kubernetes accepts only 1 for a startup probe (the API server refuses the DaemonSet otherwise); the driver's startup probe keeps 1"
+_NIL_PROBE = "the operator's driver container has no {} probe to tune: with a field set, its reconcile of the ClusterPolicy dereferences a nil probe (setContainerProbe) and the driver is never updated"
+_POD_DELETION = "the NVIDIADriver spelling of gpuPodDeletion, read by the operator's upgrade controller only (its driver DaemonSet takes nothing from it); k8s-driver-manager evicts GPU pods as gpuPodDeletion says"
 COMPATIBILITY: dict[str, str] = {
     "/cluster/name": "a cluster's name is its overlay folder's name (the fleet base is 'fleet'); the value written here is replaced",
     "/dcgm/hostPort": "deprecated in the ClusterPolicy and ignored by the operator: the host engine listens on 5555 inside the pod network",
     "/nodePools/*/driver/useOpenKernelModules": "deprecated and ignored upstream too; use kernelModuleType",
-    "/driver/startupProbe/successThreshold": "Kubernetes accepts only 1 for a startup probe (the API server refuses the DaemonSet otherwise); the driver's startup probe keeps 1",
-    "/nodePools/*/driver/startupProbe/successThreshold": "Kubernetes accepts only 1 for a startup probe (the API server refuses the DaemonSet otherwise); the driver's startup probe keeps 1",
-    "/driver/livenessProbe": "the operator's driver container has no liveness probe to tune: with a field set, its reconcile of the ClusterPolicy dereferences a nil probe (setContainerProbe) and the driver is never updated",
-    "/driver/readinessProbe": "the operator's driver container has no readiness probe to tune: with a field set, its reconcile of the ClusterPolicy dereferences a nil probe (setContainerProbe) and the driver is never updated",
+    "/driver/startupProbe/successThreshold": _STARTUP_SUCCESS,
+    "/nodePools/*/driver/startupProbe/successThreshold": _STARTUP_SUCCESS,
+    "/driver/livenessProbe": _NIL_PROBE.format("liveness"),
+    "/driver/readinessProbe": _NIL_PROBE.format("readiness"),
     "/nodePools/*/driver/livenessProbe": "an NVIDIADriver field the operator ignores too (its driver container has no liveness probe)",
     "/nodePools/*/driver/readinessProbe": "an NVIDIADriver field the operator ignores too (its driver container has no readiness probe)",
     "/nodePools/*/driver/nodeAffinity": "an NVIDIADriver field the operator ignores too (its driver DaemonSet takes no node affinity from it); a pool's nodes are chosen by nodeSelector",
-    "/driver/upgradePolicy/podDeletion": "the NVIDIADriver spelling of gpuPodDeletion, read by the operator's upgrade controller only (its driver DaemonSet takes nothing from it); k8s-driver-manager evicts GPU pods as gpuPodDeletion says",
-    "/nodePools/*/driver/upgradePolicy/podDeletion": "the NVIDIADriver spelling of gpuPodDeletion, read by the operator's upgrade controller only (its driver DaemonSet takes nothing from it); k8s-driver-manager evicts GPU pods as gpuPodDeletion says",
+    "/driver/upgradePolicy/podDeletion": _POD_DELETION,
+    "/nodePools/*/driver/upgradePolicy/podDeletion": _POD_DELETION,
     "/nodePools/*/driver/upgradePolicy/waitForCompletion": "the upgrade controller is part of the operator; the DaemonSet controller and k8s-driver-manager do not wait for jobs (GPU pods are evicted after gpuPodDeletion.timeoutSeconds)",
 }
 

@@ -200,7 +200,17 @@ kernel-module sidecars: wait for the driver, install the module). The chart valu
 script in place of an empty list (the fleet's, and a pool's own empty one), so the template
 prints ``args`` as it is (``toYaml``) and the key is a settable knob: ``--set gds.args`` reaches
 the sidecar. An empty list (``--set gds.args=null``) would print no ``args`` where gpu-render
-writes the script: ``NOTES.txt`` refuses it."""
+writes the script: ``NOTES.txt`` refuses it. The validators' main container is the same
+case, fleet-wide only: its idle loop in place of an empty ``validator.args``."""
+
+
+def default_args(key: str) -> list[str]:
+    """What runs where the section ``key`` (of :data:`SCRIPTED_ARGS` or ``validator``) sets no
+    ``args``."""
+    from renderer.components.driver import sidecar_script
+    from renderer.components.helpers import IDLE
+
+    return list(IDLE) if key == "validator" else sidecar_script(key)
 
 
 NUMBERS: tuple[Path, ...] = (("daemonsets", "rollingUpdate", "maxUnavailable"),)
@@ -243,8 +253,7 @@ def chart_values(model: Model) -> dict[str, Any]:
     """The chart values of ``model``: new maps down to ``driver.pools.<pool>``, the rest shared
     with the model (every cluster's values are read, never changed; copy before changing)."""
     from renderer.components.container_toolkit import pool_groups, pool_paths
-    from renderer.components.driver import sidecar_script, upgrade_budget
-    from renderer.components.helpers import IDLE
+    from renderer.components.driver import upgrade_budget
     from renderer.driverimage import pool_facts
 
     # every key whatever the release (the model's prune again takes away what it does not keep),
@@ -262,7 +271,7 @@ def chart_values(model: Model) -> dict[str, Any]:
         for key in SCRIPTED_ARGS:  # a pool's own empty args: the script, over the fleet's list
             own = settings.get(key)
             if isinstance(own, dict) and "args" in own and not own["args"]:
-                settings[key] = {**own, "args": sidecar_script(key)}
+                settings[key] = {**own, "args": default_args(key)}
         leader, name, terms = toolkit[pool.name]
         grouping = {"toolkitLeader": leader, "toolkitDaemonSet": name, "toolkitTerms": [dict(t) for t in terms]}
         amount = upgrade_budget(settings.get("upgradePolicy") or {})
@@ -270,13 +279,10 @@ def chart_values(model: Model) -> dict[str, Any]:
         settings[NODE] = {**pool_facts(model.values, pool), **grouping, **pool_paths(model, pool), **budget}
         pools[pool.name] = settings
     driver["pools"] = pools
-    for key in SCRIPTED_ARGS:
+    for key in (*SCRIPTED_ARGS, "validator"):
         section = values.get(key)
         if isinstance(section, dict) and not section.get("args"):
-            values[key] = {**section, "args": sidecar_script(key)}
-    validator = values.get("validator")
-    if isinstance(validator, dict) and not validator.get("args"):  # the idle loop, as the GDS script
-        values["validator"] = {**validator, "args": list(IDLE)}
+            values[key] = {**section, "args": default_args(key)}
     values["draDriver"] = {DRA_ON: model.dra, **(values.get("draDriver") or {})}
     _numbers(values)
     out: dict[str, Any] = secret_maps(values)
