@@ -162,7 +162,9 @@ class _Confinement:
         self.links = tree.links
         self.checked: set[str] = set()
 
-    def check(self, rel: str) -> Path:
+    def check(self, rel: str) -> None:
+        """Refuse ``rel`` (UserError) when it is unsafe or leads through a symlink. Called for
+        every path of a build (7,000 in a 1000-cluster fleet): string work only, no Path made."""
         _check_rel(rel)
         folder = rel.rpartition("/")[0]
         if folder and folder not in self.checked and self.links:
@@ -172,7 +174,6 @@ class _Confinement:
         self.checked.add(folder)
         if rel in self.links:
             raise UserError(f"refusing to write {self.out / rel}: {self.out / rel} is a symlink", hint="gpu-render never follows symlinks inside its output folder")
-        return self.out / rel
 
 
 def previous_files(out: Path) -> dict[str, str]:
