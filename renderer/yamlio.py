@@ -183,12 +183,30 @@ def _cache_key(value: Any) -> tuple[type, Any]:
     return (float, repr(value)) if type(value) is float else (type(value), value)
 
 
+# Strings libyaml writes as they are (plain), known without asking it: a letter first (no
+# indicator, no number, date or ``.inf``), then only letters, digits and ``_./-`` (no ``: ``,
+# `` #``, space or break), and not one of YAML 1.1's boolean or null words, which the resolver
+# reads as non-strings and the representer quotes. Most names, images and paths of the output
+# are such strings; asking libyaml cost one emitter run for each distinct one.
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_./-]*")
+_WORDS = frozenset(w for word in ("yes", "no", "true", "false", "on", "off", "null", "y", "n") for w in (word, word.title(), word.upper()))
+
+
+def _plain(value: Any) -> bool:
+    return type(value) is str and _PLAIN.fullmatch(value) is not None and value not in _WORDS
+
+
 def _value_text(value: Any) -> tuple[str, int] | tuple[str, list[str]] | None:
     key = _cache_key(value)
     try:
         return _VALUES[key]
     except KeyError:
         pass
+    if _plain(value):
+        found_plain = (value, len(value))
+        if len(_VALUES) < _RESOLVED_MAX:
+            _VALUES[key] = found_plain
+        return found_plain
     text = _dump_nodes({"k": value})
     found: tuple[str, int] | tuple[str, list[str]] | None = None
     body = text[3:-1]
@@ -210,6 +228,11 @@ def _key_text(value: Any) -> str | None:
         return _KEYS[key]
     except KeyError:
         pass
+    if _plain(value) and len(value) <= 128:  # libyaml writes a longer key as "? key"
+        plain = str(value)
+        if len(_KEYS) < _RESOLVED_MAX:
+            _KEYS[key] = plain
+        return plain
     text = _dump_nodes({value: 1})
     found = text[:-4] if text.endswith(": 1\n") and not _BREAKS.search(text[:-4]) and not text.startswith("?") else None
     if len(_KEYS) < _RESOLVED_MAX:

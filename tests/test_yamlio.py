@@ -84,6 +84,19 @@ def test_dump_equals_the_reference(data: Any) -> None:
     assert yamlio.dump(data) == reference_dump(data)
 
 
+@settings(max_examples=examples(800), deadline=None)
+@given(st.one_of(st.from_regex(yamlio._PLAIN, fullmatch=True), st.sampled_from(sorted(yamlio._WORDS))), st.integers(0, 990))
+@example("x" * 128, 0)
+@example("x" * 129, 0)
+@example("a" * 990, 0)
+def test_a_plain_string_prints_as_libyaml_prints_it(text: str, column: int) -> None:
+    """The strings printed without asking libyaml (``yamlio._plain``) print as its emitter
+    prints them, as values at any column and as keys."""
+    data = {"k" * column: text}
+    assert yamlio.dump(data) == reference_dump(data)
+    assert yamlio.dump({text: [text]}) == reference_dump({text: [text]})
+
+
 @settings(max_examples=examples(300), deadline=None)
 @given(json_like)
 def test_load_all_equals_the_reference(data: Any) -> None:
