@@ -1545,7 +1545,9 @@ def test_templates_use_the_idioms_of_hand_written_charts_example() -> None:
     assert "priorityClassName: {{ $pool.priorityClassName | default $.Values.daemonsets.priorityClassName | quote }}" in driver
     # host files a pool's OS decides (subscriptions, /lib/modules) are node facts printed whole
     assert "{{- with $pool.node.hostVolumes }}{{ toYaml . | nindent 8 }}{{ end }}" in driver
-    assert "{{- with and $gds.enabled $gds.imagePullSecrets }}{{ toYaml . | nindent 8 }}{{ end }}" in driver
+    # the pod's pull-secret lists joined, each name once; one of them only while booleans hold
+    assert '{{- with include "gpu-stack.pullSecrets" (list\n          $pool.imagePullSecrets\n' in driver
+    assert "\n          (and $gds.enabled $gds.imagePullSecrets)\n" in driver
     # the operator validator's plugin-validation init container: one body, its env items behind their own conditions
     validator = files[f"{CHART}/templates/operator-validator.yaml"]
     assert validator.count("- name: plugin-validation") == 1
@@ -1759,9 +1761,16 @@ def test_driver_managers_pull_secrets_are_reproduced(helm: str, tmp_path: Path) 
     overlays = {
         "managers": "vgpuManager: {driverManager: {imagePullSecrets: [mgr]}}\nvfioManager: {driverManager: {imagePullSecrets: [mgr2]}, imagePullSecrets: [main]}\n",
         "driver": "driver: {manager: {imagePullSecrets: [mgr]}, imagePullSecrets: [main]}\n",
+        "shared": "vgpuManager: {imagePullSecrets: [regcred], driverManager: {imagePullSecrets: [regcred]}}\n"
+        "driver: {manager: {imagePullSecrets: [regcred]}, imagePullSecrets: [regcred, main]}\n",
     }
     chart, p = _fleet_of(tmp_path / "fleet", overlays, fleet)
     _reproduced(helm, chart, p, sorted(overlays))
+    # lists that share a name stay knobs: the template joins them, each name once
+    assert "(build-time)" not in "".join(line for line in (chart / "README.md").read_text().splitlines() if "imagePullSecrets" in line)
+    assert "- name: regcred\n" not in "".join(f.read_text() for f in sorted((chart / "templates").iterdir()))
+    got = {o["metadata"]["name"]: o["spec"]["template"]["spec"].get("imagePullSecrets") for o in _template(helm, chart, "-f", str(chart / "values-shared.yaml")) if o["kind"] == "DaemonSet"}
+    assert got["nvidia-vgpu-manager-daemonset-a"] == [{"name": "regcred"}]
 
 
 @pytest.mark.parametrize(

@@ -407,7 +407,7 @@ def daemonset(
     if common.get("podSecurityContext"):
         spec["securityContext"] = clone(common["podSecurityContext"])
     sec = section or {}
-    refs = _pull_secrets(model, sec, spec)
+    refs = pull_secret_refs(sec)
     if refs:
         spec["imagePullSecrets"] = refs
     if sec.get("hostNetwork"):
@@ -436,12 +436,6 @@ def daemonset(
     }
 
 
-def _pull_secrets(model: Model, section: dict[str, Any], pod: Obj) -> list[Obj]:
-    """The component's pull secrets (list ``validator.imagePullSecrets`` there too if the
-    validator image needs them: merging both lists would pin them at build time in the chart)."""
-    return pull_secret_refs(section)
-
-
 def secret_name(ref: Any) -> str:
     """A pull secret's name: the name itself, or the one value of its ``{name: ...}`` reference
     (the schema allows no other key; so the Helm chart's placeholder map gives its sentinel, and
@@ -461,12 +455,15 @@ def with_manager_secrets(section: dict[str, Any]) -> dict[str, Any]:
 
 
 def pull_secret_refs(section: dict[str, Any]) -> list[Obj]:
-    """``section.imagePullSecrets`` (names or ``{name}`` maps) as a pod's references, each once."""
+    """``section.imagePullSecrets`` (names or ``{name}`` maps) as a pod's references, each name
+    once, the first kept (the operator's addPullSecrets skips a name the pod already has)."""
     refs: list[Obj] = []
+    names: set[str] = set()
     for secret in section.get("imagePullSecrets") or []:
-        ref = {"name": secret} if isinstance(secret, str) else dict(secret)
-        if ref not in refs:
-            refs.append(ref)
+        name = secret_name(secret)
+        if name not in names:
+            names.add(name)
+            refs.append({"name": secret} if isinstance(secret, str) else dict(secret))
     return refs
 
 
