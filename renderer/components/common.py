@@ -454,6 +454,16 @@ def with_manager_secrets(section: dict[str, Any]) -> dict[str, Any]:
     return {**section, "imagePullSecrets": [item for items in lists for item in items or []]}
 
 
+def with_validator_secrets(model: Model, section: dict[str, Any]) -> dict[str, Any]:
+    """``section`` with ``validator.imagePullSecrets`` first in ``imagePullSecrets``: the
+    operator's transformValidationInitContainer, which the Transform of each operand with
+    validation init containers calls first (GFD, toolkit, device plugin and MPS daemon, DCGM,
+    DCGM exporter, MIG manager, sandbox plugins, vGPU device manager), adds the validator
+    image's pull secrets to the pod before the Transform adds the operand's own."""
+    lists = [model.section("validator").get("imagePullSecrets"), section.get("imagePullSecrets")]
+    return {**section, "imagePullSecrets": [item for items in lists for item in items or []]}
+
+
 def pull_secret_refs(section: dict[str, Any]) -> list[Obj]:
     """``section.imagePullSecrets`` (names or ``{name}`` maps) as a pod's references, each name
     once, the first kept (the operator's addPullSecrets skips a name the pod already has)."""

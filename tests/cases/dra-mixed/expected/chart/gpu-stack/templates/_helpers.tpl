@@ -360,6 +360,13 @@ initContainers:
     type: DirectoryOrCreate
 {{- end -}}
 
+{{- define "gpu-stack.imagePullSecrets" -}}
+{{- with include "gpu-stack.pullSecrets" (list .Values.validator.imagePullSecrets .Values.devicePlugin.imagePullSecrets) }}
+imagePullSecrets:
+  {{- . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
 {{- define "gpu-stack.initContainers-dcgm" -}}
 initContainers:
   {{- include "gpu-stack.toolkit-validation-device-plugin" . | nindent 2 }}
