@@ -329,50 +329,8 @@ def pool_rules(located: Located, defaulted: dict[str, Any] | None = None) -> lis
 
 def validator_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
     """Where the validator's settings differ from what the operator's would run: its retired
-    image, its args in place of the idle loop, its pull secrets on the other operands' pods."""
-    return [*retired_validator_image(located, values), *validator_args(located), *validator_pull_secrets(located, values)]
-
-
-VALIDATED = ("gfd", "toolkit", "devicePlugin", "dcgmExporter", "dcgm", "migManager", "sandboxDevicePlugin", "kataSandboxDevicePlugin", "vgpuDeviceManager")
-"""Sections whose pods the operator gives the validator's pull secrets too (its
-transformValidationInitContainer: their validation init containers run the validator image)."""
-SANDBOX_ONLY = ("sandboxDevicePlugin", "kataSandboxDevicePlugin", "vgpuDeviceManager")
-
-
-def validator_pull_secrets(located: Located, values: dict[str, Any]) -> list[Problem]:
-    """A warning at ``validator.imagePullSecrets`` for the enabled components whose own pull
-    secrets lack some of them: the operator adds the validator's to those pods as well, gpu-render
-    to the validator's own pods only (docs/fidelity.md: with both lists merged, the chart could
-    not print a component's list as a knob), so their validation init containers could not pull
-    a private validator image."""
-    from renderer.components.common import secret_name
-
-    mine = (values.get("validator") or {}).get("imagePullSecrets") or []
-    if not mine or "validator" not in located.data:
-        return []
-    wanted = [secret_name(s) for s in mine]
-    short = []
-    for key in VALIDATED:
-        section = values.get(key)
-        if not isinstance(section, dict) or not section.get("enabled", True):
-            continue
-        if key in SANDBOX_ONLY and not (values.get("sandboxWorkloads") or {}).get("enabled"):
-            continue
-        own = {secret_name(s) for s in section.get("imagePullSecrets") or []}
-        if any(name not in own for name in wanted):
-            short.append(key)
-    if not short:
-        return []
-    return [
-        _problem(
-            located,
-            "/validator/imagePullSecrets",
-            f"the operator also gives the validator's pull secrets to the pods of {', '.join(short)} (their validation init containers run the validator image); gpu-render gives them to the validator's own pods only",
-            f"add {', '.join(wanted)} to imagePullSecrets of {', '.join(short)}",
-            "validator-pull-secrets",
-            Severity.WARNING,
-        )
-    ]
+    image, its args in place of the idle loop."""
+    return [*retired_validator_image(located, values), *validator_args(located)]
 
 
 def validator_args(located: Located) -> list[Problem]:

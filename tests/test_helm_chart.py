@@ -1246,6 +1246,12 @@ KNOBS = [
     Knob("mig.strategy=none", ("--set", "mig.strategy=none"), _set("mig.strategy", "none")),
     Knob("mig.strategy=mixed", ("--set", "mig.strategy=mixed"), _set("mig.strategy", "mixed")),
     Knob("driver pool version", ("--set", "driver.pools.ubuntu2204.version=600.10.02"), _pool_version),
+    Knob("validator.imagePullSecrets", ("--set", "validator.imagePullSecrets[0].name=x"), _set("validator.imagePullSecrets", ["x"])),
+    Knob(
+        "validator and devicePlugin imagePullSecrets sharing a name",
+        ("--set", "validator.imagePullSecrets[0].name=x", "--set", "devicePlugin.imagePullSecrets[0].name=x", "--set", "devicePlugin.imagePullSecrets[1].name=y"),
+        _both(_set("validator.imagePullSecrets", ["x"]), _set("devicePlugin.imagePullSecrets", ["x", "y"])),
+    ),
     Knob("devicePlugin.version", ("--set", "devicePlugin.version=v0.21.1"), _set("devicePlugin.version", "v0.21.1")),
     Knob("devicePlugin.repository", ("--set", "devicePlugin.repository=registry.example.com/nvidia"), _set("devicePlugin.repository", "registry.example.com/nvidia")),
     Knob("devicePlugin.resources", ("--set", "devicePlugin.resources.limits.memory=512Mi"), _set("devicePlugin.resources", {"limits": {"memory": "512Mi"}})),
@@ -1545,7 +1551,9 @@ def test_templates_use_the_idioms_of_hand_written_charts_example() -> None:
     assert "priorityClassName: {{ $pool.priorityClassName | default $.Values.daemonsets.priorityClassName | quote }}" in driver
     # host files a pool's OS decides (subscriptions, /lib/modules) are node facts printed whole
     assert "{{- with $pool.node.hostVolumes }}{{ toYaml . | nindent 8 }}{{ end }}" in driver
-    assert "{{- with and $gds.enabled $gds.imagePullSecrets }}{{ toYaml . | nindent 8 }}{{ end }}" in driver
+    # the pod's pull-secret lists joined, each name once; one of them only while booleans hold
+    assert '{{- with include "gpu-stack.pullSecrets" (list\n          $pool.imagePullSecrets\n' in driver
+    assert "\n          (and $gds.enabled $gds.imagePullSecrets)\n" in driver
     # the operator validator's plugin-validation init container: one body, its env items behind their own conditions
     validator = files[f"{CHART}/templates/operator-validator.yaml"]
     assert validator.count("- name: plugin-validation") == 1
@@ -1738,7 +1746,7 @@ def test_pull_secrets_are_references_in_the_chart_values(helm: str, tmp_path: Pa
     assert "- name: regcred" in (chart / "values-sec.yaml").read_text()
     got = _template(helm, chart, "--set", "devicePlugin.imagePullSecrets[0].name=a", "--set", "validator.imagePullSecrets[0].name=b", "--set", "validator.imagePullSecrets[1].name=c")
     pods = {o["metadata"]["name"]: o["spec"]["template"]["spec"] for o in got if o["kind"] == "DaemonSet"}
-    assert pods["nvidia-device-plugin-daemonset"]["imagePullSecrets"] == [{"name": "a"}]
+    assert pods["nvidia-device-plugin-daemonset"]["imagePullSecrets"] == [{"name": "b"}, {"name": "c"}, {"name": "a"}]
     assert pods["nvidia-operator-validator"]["imagePullSecrets"] == [{"name": "b"}, {"name": "c"}]
     env = {e["name"]: e.get("value") for c in pods["nvidia-operator-validator"]["initContainers"] for e in c.get("env", [])}
     assert env["VALIDATOR_IMAGE_PULL_SECRETS"] == "b,c"
@@ -1759,9 +1767,62 @@ def test_driver_managers_pull_secrets_are_reproduced(helm: str, tmp_path: Path) 
     overlays = {
         "managers": "vgpuManager: {driverManager: {imagePullSecrets: [mgr]}}\nvfioManager: {driverManager: {imagePullSecrets: [mgr2]}, imagePullSecrets: [main]}\n",
         "driver": "driver: {manager: {imagePullSecrets: [mgr]}, imagePullSecrets: [main]}\n",
+        "shared": "vgpuManager: {imagePullSecrets: [regcred], driverManager: {imagePullSecrets: [regcred]}}\n"
+        "driver: {manager: {imagePullSecrets: [regcred]}, imagePullSecrets: [regcred, main]}\n",
     }
     chart, p = _fleet_of(tmp_path / "fleet", overlays, fleet)
     _reproduced(helm, chart, p, sorted(overlays))
+    # lists that share a name stay knobs: the template joins them, each name once
+    assert "(build-time)" not in "".join(line for line in (chart / "README.md").read_text().splitlines() if "imagePullSecrets" in line)
+    assert "- name: regcred\n" not in "".join(f.read_text() for f in sorted((chart / "templates").iterdir()))
+    got = {o["metadata"]["name"]: o["spec"]["template"]["spec"].get("imagePullSecrets") for o in _template(helm, chart, "-f", str(chart / "values-shared.yaml")) if o["kind"] == "DaemonSet"}
+    assert got["nvidia-vgpu-manager-daemonset-a"] == [{"name": "regcred"}]
+
+
+def _pull_secret_names(objs: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Each DaemonSet's pull secrets' names, by name."""
+    return {o["metadata"]["name"]: [r["name"] for r in o["spec"]["template"]["spec"].get("imagePullSecrets") or []] for o in objs if o["kind"] == "DaemonSet"}
+
+
+def test_joined_pull_secrets_keep_each_name_once_and_stay_knobs(helm: str, tmp_path: Path) -> None:
+    """A pod's pull secrets joined from two lists (the validator's, then the component's, as
+    transformValidationInitContainer and the Transform add them; the k8s-driver-manager's, then
+    the vGPU manager's) keep each name once, in the chart as in the static render: clusters
+    whose lists share a name or differ are reproduced from their values files, no list is
+    build-time, and ``--set`` of either list reaches the pods, a repeated name once."""
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(
+        'nodePools:\n  - {name: a, os: {id: ubuntu, version: "22.04"}, kernel: 5.15.0-1040-nvidia}\n'
+        "sandboxWorkloads: {enabled: true}\n"
+        'vgpuManager: {enabled: true, repository: registry.example.com/nvidia, version: "580.1"}\n'
+    )
+    overlays = {
+        "shared": "validator: {imagePullSecrets: [regcred]}\ndevicePlugin: {imagePullSecrets: [regcred]}\ngfd: {imagePullSecrets: [regcred, own]}\n"
+        "vgpuManager: {imagePullSecrets: [regcred], driverManager: {imagePullSecrets: [regcred]}}\n",
+        "differ": "validator: {imagePullSecrets: [val]}\ntoolkit: {imagePullSecrets: [tk]}\nvgpuManager: {imagePullSecrets: [main], driverManager: {imagePullSecrets: [mgr]}}\n",
+    }
+    chart, p = _fleet_of(tmp_path / "fleet", overlays, fleet)
+    _reproduced(helm, chart, p, sorted(overlays))
+    assert "imagePullSecrets` | list | `[]` | " in (chart / "README.md").read_text()
+    assert "(build-time)" not in "".join(line for line in (chart / "README.md").read_text().splitlines() if "imagePullSecrets" in line)
+    text = "".join(f.read_text() for f in sorted((chart / "templates").iterdir()))
+    assert "- name: regcred\n" not in text and "- name: val\n" not in text
+    shared = _pull_secret_names(_template(helm, chart, "-f", str(chart / "values-shared.yaml")))
+    assert shared["nvidia-device-plugin-daemonset"] == ["regcred"]
+    assert shared["gpu-feature-discovery"] == ["regcred", "own"]
+    assert shared["nvidia-vgpu-manager-daemonset-a"] == ["regcred"]
+    args = ("--set", "validator.imagePullSecrets[0].name=x", "--set", "devicePlugin.imagePullSecrets[0].name=x", "--set", "devicePlugin.imagePullSecrets[1].name=y")
+    got = _pull_secret_names(_template(helm, chart, *args))
+    assert got["nvidia-device-plugin-daemonset"] == ["x", "y"]
+    assert got["nvidia-device-plugin-mps-control-daemon"] == ["x", "y"]
+    for name in ("gpu-feature-discovery", "nvidia-container-toolkit-daemonset", "nvidia-dcgm-exporter", "nvidia-mig-manager", "nvidia-sandbox-device-plugin-daemonset", "nvidia-vgpu-device-manager", "nvidia-operator-validator"):
+        assert got[name] == ["x"], name
+    for name in ("nvidia-vgpu-manager-daemonset-a", "nvidia-vfio-manager", "node-feature-discovery-worker", "nvidia-driver-daemonset-a"):
+        assert got.get(name, []) == [], name
+    policy = yamlio.load(fleet.read_text())
+    policy.update({"validator": {"imagePullSecrets": ["x"]}, "devicePlugin": {"imagePullSecrets": ["x", "y"]}})
+    _, templates = templates_for(p.base)
+    assert normalise(mask_generated(_template(helm, chart, *args), templates)) == normalise(mask_generated(_static(policy), templates))
 
 
 @pytest.mark.parametrize(

@@ -636,7 +636,7 @@ def test_pull_secrets_resources_env_args() -> None:
     }
     m = model(values)
     p = pod(ds(m, "device-plugin"))
-    assert p["imagePullSecrets"] == [{"name": "dp-cred"}]
+    assert p["imagePullSecrets"] == [{"name": "val-cred"}, {"name": "dp-cred"}]  # the validator's first (transformValidationInitContainer)
     main = ctr(p, "nvidia-device-plugin")
     assert main["resources"] == {"limits": {"cpu": "1"}}
     assert env(main)["X"] == "1" and main["args"] == ["--fail-on-init-error=false"]

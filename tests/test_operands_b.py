@@ -515,18 +515,82 @@ def test_the_vgpu_and_vfio_managers_pull_their_driver_manager_with_its_secrets()
         assert ds["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "manager-secret"}, {"name": "main-secret"}], comp
 
 
-def test_validator_pull_secrets_warn_for_the_components_that_lack_them() -> None:
-    """The operator adds validator.imagePullSecrets to every pod with validation init containers;
-    gpu-render to the validator's own (docs/fidelity.md): the difference is said, at the key."""
+VALIDATED_PODS = {
+    "gpu-feature-discovery": "gfd",
+    "nvidia-container-toolkit-daemonset": "toolkit",
+    "nvidia-device-plugin-daemonset": "devicePlugin",
+    "nvidia-device-plugin-mps-control-daemon": "devicePlugin",
+    "nvidia-dcgm": "dcgm",
+    "nvidia-dcgm-exporter": "dcgmExporter",
+    "nvidia-mig-manager": "migManager",
+    "nvidia-sandbox-device-plugin-daemonset": "sandboxDevicePlugin",
+    "nvidia-kata-sandbox-device-plugin-daemonset": "kataSandboxDevicePlugin",
+    "nvidia-vgpu-device-manager": "vgpuDeviceManager",
+}
+"""The pods whose Transform calls transformValidationInitContainer first, and whose section's own
+pull secrets it adds after the validator's (the MPS control daemon's are the device plugin's)."""
+
+
+def _pods_pull_secrets(vals: dict[str, Any]) -> dict[str, list[str]]:
+    """Each DaemonSet's and Deployment's pull secrets' names, by object name."""
     from renderer.pipeline import plan
 
-    def warned(vals: dict[str, Any]) -> list[str]:
-        found = [x for x in plan(Inputs(yamlio.dump(vals).encode(), "values.yaml")).problems if x.code == "validator-pull-secrets"]
-        assert all(x.pointer == "/validator/imagePullSecrets" and x.severity.name == "WARNING" for x in found)
-        return [x.message for x in found]
+    p = plan(Inputs(yamlio.dump(vals).encode(), "values.yaml"))
+    assert not p.errors, [x.format() for x in p.errors]
+    assert p.base is not None
+    assert not [x.format() for x in p.problems if "imagePullSecrets" in x.pointer]
+    out: dict[str, list[str]] = {}
+    for objs in objects(p.base).values():
+        for o in objs:
+            if o["kind"] in ("DaemonSet", "Deployment"):
+                out[o["metadata"]["name"]] = [ref["name"] for ref in o["spec"]["template"]["spec"].get("imagePullSecrets") or []]
+    return out
 
-    assert warned({}) == []
-    [message] = warned({"validator": {"imagePullSecrets": ["regcred"]}, "devicePlugin": {"imagePullSecrets": [{"name": "regcred"}]}})
-    assert "toolkit" in message and "devicePlugin" not in message and "sandboxDevicePlugin" not in message
-    every = {key: {"imagePullSecrets": ["regcred"]} for key in ("gfd", "toolkit", "devicePlugin", "dcgmExporter", "migManager")}
-    assert warned({"validator": {"imagePullSecrets": ["regcred"]}, **every}) == []
+
+@pytest.mark.parametrize("mode", ["kubevirt", "kata"])
+def test_validator_pull_secrets_go_first_on_the_pods_with_validation_init_containers(mode: str) -> None:
+    """The operator's transformValidationInitContainer adds validator.imagePullSecrets to the pods
+    of GFD, the toolkit, the device plugin and MPS daemon, DCGM, the exporter, the MIG manager, the
+    sandbox plugins and the vGPU device manager, then their Transform adds their own: the
+    validator's first, each name once. Every other pod (driver, managers, NFD, the DRA operands,
+    which the operator's GPUCluster renders with their own section's) keeps its own list only."""
+    vals: dict[str, Any] = {
+        "cluster": {"kubeVersion": "1.34"},
+        "cdi": {"enabled": True},
+        "nodePools": [
+            {"name": "a", "os": {"id": "ubuntu", "version": "22.04"}},
+            {"name": "gb", "os": {"id": "ubuntu", "version": "24.04"}, "runtime": "containerd", "runtimeVersion": "2.0.5", "resourceAllocation": "dra"},
+        ],
+        "sandboxWorkloads": {"enabled": True, "mode": mode},
+        "validator": {"imagePullSecrets": ["val", "shared", "val"]},
+        "dcgm": {"enabled": True},
+        "nodeStatusExporter": {"enabled": True},
+    }
+    own = ("driver", "nodeStatusExporter", "vfioManager", "ccManager", "nfd", "nodeLabeller", "draDriver", *VALIDATED_PODS.values())
+    for key in own:
+        vals.setdefault(key, {})["imagePullSecrets"] = [key, {"name": "shared"}]
+    pods = _pods_pull_secrets(vals)
+    validated = {name: key for name, key in VALIDATED_PODS.items() if name in pods}
+    assert ("nvidia-kata-sandbox-device-plugin-daemonset" in validated) == (mode == "kata")
+    assert len(validated) == 9, sorted(validated)
+    for name, key in validated.items():
+        assert pods[name] == ["val", "shared", key], name
+    assert pods["nvidia-operator-validator"] == ["val", "shared"]
+    for name, got in pods.items():
+        if name not in validated and "validator" not in name:
+            assert "val" not in got, (name, got)
+    assert pods["nvidia-dcgm-exporter-dra"] == ["dcgmExporter", "shared"]
+    assert pods["nvidia-dra-driver-kubelet-plugin"] == ["draDriver", "shared"]
+    assert pods["nvidia-driver-daemonset-a"][:2] == ["driver", "shared"]
+    assert pods["nvidia-node-status-exporter"] == ["nodeStatusExporter", "shared"]
+
+
+def test_validator_pull_secrets_alone_and_none() -> None:
+    """No list: no imagePullSecrets on the pods; the validator's alone: the same names on each
+    validated pod, in the validator's order."""
+    base: dict[str, Any] = {"nodePools": [{"name": "a", "os": {"id": "ubuntu", "version": "22.04"}}]}
+    assert not any(_pods_pull_secrets(base).values())
+    pods = _pods_pull_secrets({**base, "validator": {"imagePullSecrets": [{"name": "b"}, "a"]}})
+    for name in ("gpu-feature-discovery", "nvidia-container-toolkit-daemonset", "nvidia-device-plugin-daemonset", "nvidia-dcgm-exporter", "nvidia-mig-manager"):
+        assert pods[name] == ["b", "a"], name
+    assert pods["nvidia-driver-daemonset-a"] == []

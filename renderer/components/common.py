@@ -407,7 +407,7 @@ def daemonset(
     if common.get("podSecurityContext"):
         spec["securityContext"] = clone(common["podSecurityContext"])
     sec = section or {}
-    refs = _pull_secrets(model, sec, spec)
+    refs = pull_secret_refs(sec)
     if refs:
         spec["imagePullSecrets"] = refs
     if sec.get("hostNetwork"):
@@ -436,12 +436,6 @@ def daemonset(
     }
 
 
-def _pull_secrets(model: Model, section: dict[str, Any], pod: Obj) -> list[Obj]:
-    """The component's pull secrets (list ``validator.imagePullSecrets`` there too if the
-    validator image needs them: merging both lists would pin them at build time in the chart)."""
-    return pull_secret_refs(section)
-
-
 def secret_name(ref: Any) -> str:
     """A pull secret's name: the name itself, or the one value of its ``{name: ...}`` reference
     (the schema allows no other key; so the Helm chart's placeholder map gives its sentinel, and
@@ -460,13 +454,26 @@ def with_manager_secrets(section: dict[str, Any]) -> dict[str, Any]:
     return {**section, "imagePullSecrets": [item for items in lists for item in items or []]}
 
 
+def with_validator_secrets(model: Model, section: dict[str, Any]) -> dict[str, Any]:
+    """``section`` with ``validator.imagePullSecrets`` first in ``imagePullSecrets``: the
+    operator's transformValidationInitContainer, which the Transform of each operand with
+    validation init containers calls first (GFD, toolkit, device plugin and MPS daemon, DCGM,
+    DCGM exporter, MIG manager, sandbox plugins, vGPU device manager), adds the validator
+    image's pull secrets to the pod before the Transform adds the operand's own."""
+    lists = [model.section("validator").get("imagePullSecrets"), section.get("imagePullSecrets")]
+    return {**section, "imagePullSecrets": [item for items in lists for item in items or []]}
+
+
 def pull_secret_refs(section: dict[str, Any]) -> list[Obj]:
-    """``section.imagePullSecrets`` (names or ``{name}`` maps) as a pod's references, each once."""
+    """``section.imagePullSecrets`` (names or ``{name}`` maps) as a pod's references, each name
+    once, the first kept (the operator's addPullSecrets skips a name the pod already has)."""
     refs: list[Obj] = []
+    names: set[str] = set()
     for secret in section.get("imagePullSecrets") or []:
-        ref = {"name": secret} if isinstance(secret, str) else dict(secret)
-        if ref not in refs:
-            refs.append(ref)
+        name = secret_name(secret)
+        if name not in names:
+            names.add(name)
+            refs.append({"name": secret} if isinstance(secret, str) else dict(secret))
     return refs
 
 

@@ -375,5 +375,5 @@ def build(model: Model) -> list[Obj]:
             plan.append((name, _pool_paths(model, pool), list(own)))
     for name, setup, terms in plan:
         pod = pod_spec(model, setup, terms)
-        out.append(c.daemonset(name, model, operand="container-toolkit", pod_spec=pod, section=model.section("toolkit")))
+        out.append(c.daemonset(name, model, operand="container-toolkit", pod_spec=pod, section=c.with_validator_secrets(model, model.section("toolkit"))))
     return out

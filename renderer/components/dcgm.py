@@ -41,7 +41,7 @@ def daemonset(model: Model) -> Obj:
     rc = c.runtime_class_name(model)
     if rc:
         pod["runtimeClassName"] = rc
-    return c.daemonset(NAME, model, operand="dcgm", pod_spec=pod, section=dcgm, pod_annotations=h.nri_annotation(model, "nvidia-dcgm-ctr"))
+    return c.daemonset(NAME, model, operand="dcgm", pod_spec=pod, section=c.with_validator_secrets(model, dcgm), pod_annotations=h.nri_annotation(model, "nvidia-dcgm-ctr"))
 
 
 def service(model: Model) -> Obj:

@@ -175,7 +175,7 @@ def daemonset(model: Model) -> Obj:
         ],
     }
     apply_plugin_config(model, pod, container, "nvidia-device-plugin")
-    return c.gpu_client_daemonset(NAME, model, operand="device-plugin", pod_spec=pod, section=dp, gpu_container="nvidia-device-plugin")
+    return c.gpu_client_daemonset(NAME, model, operand="device-plugin", pod_spec=pod, section=c.with_validator_secrets(model, dp), gpu_container="nvidia-device-plugin")
 
 
 def _config_text(value: Any) -> str:

@@ -49,7 +49,7 @@ def daemonset(model: Model) -> Obj:
         ],
     }
     dpl.apply_plugin_config(model, pod, main, "gpu-feature-discovery")
-    return c.gpu_client_daemonset(NAME, model, operand="gpu-feature-discovery", pod_spec=pod, section=gfd, gpu_container="gpu-feature-discovery")
+    return c.gpu_client_daemonset(NAME, model, operand="gpu-feature-discovery", pod_spec=pod, section=c.with_validator_secrets(model, gfd), gpu_container="gpu-feature-discovery")
 
 
 def uses_node_feature_api(model: Model) -> bool:

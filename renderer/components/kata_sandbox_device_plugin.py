@@ -40,7 +40,7 @@ def daemonset(model: Model) -> Obj:
             c.host_path("cdi-root", "/var/run/cdi", "DirectoryOrCreate"),
         ],
     }
-    return c.daemonset(DS, model, operand="kata-sandbox-device-plugin", pod_spec=pod, section=kdp)
+    return c.daemonset(DS, model, operand="kata-sandbox-device-plugin", pod_spec=pod, section=c.with_validator_secrets(model, kdp))
 
 
 def build(model: Model) -> list[Obj]:

@@ -148,7 +148,7 @@ def daemonset(model: Model) -> Obj:
     rc = c.runtime_class_name(model)
     if rc:
         pod["runtimeClassName"] = rc
-    return c.daemonset(NAME, model, operand="mig-manager", pod_spec=pod, section=mm, pod_annotations=h.nri_annotation(model, NAME))
+    return c.daemonset(NAME, model, operand="mig-manager", pod_spec=pod, section=c.with_validator_secrets(model, mm), pod_annotations=h.nri_annotation(model, NAME))
 
 
 def build(model: Model) -> list[Obj]:

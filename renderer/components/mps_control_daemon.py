@@ -68,7 +68,7 @@ def daemonset(model: Model) -> Obj:
         ],
     }
     dpl.apply_plugin_config(model, pod, main, "mps-control-daemon")
-    return c.gpu_client_daemonset(NAME, model, operand="device-plugin", pod_spec=pod, section=dp, gpu_container="mps-control-daemon-ctr")
+    return c.gpu_client_daemonset(NAME, model, operand="device-plugin", pod_spec=pod, section=c.with_validator_secrets(model, dp), gpu_container="mps-control-daemon-ctr")
 
 
 def build(model: Model) -> list[Obj]:

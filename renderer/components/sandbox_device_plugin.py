@@ -81,7 +81,7 @@ def daemonset(model: Model) -> Obj:
             *([c.host_path("cdi-root", "/var/run/cdi", "DirectoryOrCreate")] if v26_3 else []),
         ],
     }
-    return c.daemonset(DS, model, operand="sandbox-device-plugin", pod_spec=pod, section=sdp)
+    return c.daemonset(DS, model, operand="sandbox-device-plugin", pod_spec=pod, section=c.with_validator_secrets(model, sdp))
 
 
 def build(model: Model) -> list[Obj]:

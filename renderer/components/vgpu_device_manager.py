@@ -59,7 +59,7 @@ def daemonset(model: Model) -> Obj:
             c.host_path("run-nvidia-validations", c.VALIDATIONS_DIR, "DirectoryOrCreate"),
         ],
     }
-    return c.daemonset(NAME, model, operand="vgpu-device-manager", pod_spec=pod, section=vdm)
+    return c.daemonset(NAME, model, operand="vgpu-device-manager", pod_spec=pod, section=c.with_validator_secrets(model, vdm))
 
 
 def build(model: Model) -> list[Obj]:

@@ -443,9 +443,10 @@ def values_table(values: dict[str, Any], schema: dict[str, Any], fixed: set[tupl
     return rows
 
 
-ON_DEMAND = ("joined", "names")
+ON_DEMAND = ("joined", "names", "pullSecrets")
 """Helpers of chart_helpers.tpl written only when a template includes them (``joined``: only the
-DRA driver's gates print it, and a DRA driver whose gates were build-time text would not)."""
+DRA driver's gates print it, and a DRA driver whose gates were build-time text would not;
+``pullSecrets``: only pods that join two pull-secret lists)."""
 
 
 def _on_demand(helpers: str, templates: str) -> str:

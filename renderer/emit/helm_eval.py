@@ -14,6 +14,7 @@ from renderer.emit.helm_tree import (
     MISSING,
     NAME_KEY,
     POOLS,
+    PULL_SECRETS,
     Atom,
     Block,
     Cond,
@@ -33,6 +34,7 @@ from renderer.emit.helm_tree import (
     merged_maps,
     names_text,
     tget,
+    unique_secrets,
 )
 from renderer.emit.helm_values import POOL_SECTIONS, Path, get, pool_names
 from renderer.jsondata import clone
@@ -118,6 +120,8 @@ def _evaluate_map(node: dict[Any, Any], values: dict[str, Any]) -> dict[str, Any
         case = val
         while isinstance(case, Variant):  # the case chosen: an emptiable map in it is left out as it is printed
             case = next((c for cond, c in case.cases[:-1] if holds(cond, values)), case.cases[-1][1])
+        if key == PULL_SECRETS and isinstance(got, list) and secret_lists(case):
+            got = unique_secrets(got)  # as the pullSecrets helper joins them
         if got is not MISSING and not (got == {} and emptiable(case)) and not (got == [] and splices_only(case) is not None):
             out[key] = got
     return out
@@ -148,6 +152,22 @@ def splices_only(node: Any) -> Cond | None:
     if len(node) < 2 and not optional:
         return None
     return tuple(out)
+
+
+def secret_lists(node: Any) -> bool:
+    """Is ``node`` a pod's pull secrets joined from two or more values lists, each spliced
+    always or only when booleans hold (the ``pullSecrets`` helper of chart_helpers.tpl joins
+    them, each name once, as the builders do)?"""
+    return isinstance(node, list) and len(node) > 1 and all(_secret_list(item) for item in node)
+
+
+def _secret_list(item: Any) -> bool:
+    """A values list spliced whole, or behind a conjunction of booleans (``and a b <list>``)."""
+    if isinstance(item, Variant) and len(item.cases) == 2 and item.cases[1][1] is MISSING:
+        cond, item = item.cases[0]
+        if len(cond) != 1 or not cond[0] or not all(a.op == "is" and a.value is True for a in cond[0]):
+            return False
+    return isinstance(item, Splice) and not item.is_map
 
 
 def emptiable(node: Any) -> bool:

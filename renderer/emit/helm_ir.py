@@ -51,6 +51,7 @@ from renderer.emit.helm_tree import (
     MISSING,
     NAME_KEY,
     POOLS,
+    PULL_SECRETS,
     Atom,
     Block,
     Cond,
@@ -71,6 +72,7 @@ from renderer.emit.helm_tree import (
     merged_maps,
     names_text,
     tget,
+    unique_secrets,
 )
 from renderer.emit.helm_values import (
     NODE,
@@ -484,9 +486,12 @@ class Sentinels:
                     out[key] = clone(self.value[sid])
                 continue
             if isinstance(val, list) and len(val) > 1 and self._only_list_blocks(val):
-                # lists joined into one (a pod's pull secrets: the manager's, then the image's):
-                # as one list block, an empty join leaves the key out
+                # lists joined into one (a pod's pull secrets: the validator's or the manager's,
+                # then the image's, each name once): as one list block, an empty join leaves the
+                # key out
                 joined = self._back_list(val)
+                if key == PULL_SECRETS:
+                    joined = unique_secrets(joined)
                 if joined:
                     out[key] = joined
                 continue

@@ -21,11 +21,12 @@ import yaml
 
 from renderer import yamlio
 from renderer.emit import helm_logic
-from renderer.emit.helm_eval import emptiable, splices_only
+from renderer.emit.helm_eval import emptiable, secret_lists, splices_only
 from renderer.emit.helm_tree import (
     MISSING,
     NAME_KEY,
     POOLS,
+    PULL_SECRETS,
     Atom,
     Block,
     Cond,
@@ -427,6 +428,26 @@ def merged_call(paths: list[Path] | tuple[Path, ...] | list[str], key: str = "")
     if key:
         return f'include "{CHART}.{MERGED}Entry" (list {json.dumps(key)} {args})'
     return f'include "{CHART}.{MERGED}" (list {args})'
+
+
+PULL = "pullSecrets"
+"""The named template (renderer/data/chart_helpers.tpl) joining a pod's pull-secret lists, each
+name once (``helm_tree.unique_secrets``)."""
+
+
+def pull_secrets_call(items: list[Any], ind: int) -> str:
+    """``include "<chart>.pullSecrets" (list A B)`` for the lists of :func:`helm_eval.secret_lists`
+    (one spliced only when booleans hold as ``(and a b <list>)``), one per line when one line
+    would be longer than :data:`WIDTH`."""
+    args = []
+    for item in items:
+        gated = _gated_splice(item) if isinstance(item, Variant) else None
+        source = gated[0] if gated is not None else values_expr(item.path)
+        args.append(f"({source})" if source.startswith("and ") else source)
+    one = f'include "{CHART}.{PULL}" (list ' + " ".join(args) + ")"
+    if ind + len(one) + 16 <= WIDTH:
+        return one
+    return f'include "{CHART}.{PULL}" (list' + "".join("\n" + " " * (ind + 4) + a for a in args) + ")"
 
 
 def splice_source(key: Splice, val: Any) -> str:
@@ -931,6 +952,11 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
     elif isinstance(val, dict) and val:
         out.text(f"{pad}{k}:")
         emit_entries(out, val, ind + 2)
+    elif key == PULL_SECRETS and secret_lists(val):
+        out.ctl("with " + pull_secrets_call(val, ind), ind)
+        out.text(f"{pad}{k}:")
+        out.yaml(".", ind + 2)
+        out.ctl("end", ind)
     elif splices_only(val) is not None:
         out.ctl(wrapped("if", splices_only(val) or ((),), ind), ind)
         out.text(f"{pad}{k}:")

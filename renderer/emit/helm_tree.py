@@ -72,6 +72,25 @@ def names_text(value: Any) -> str:
     return ",".join(secret_name(ref) for ref in value) if isinstance(value, list) else ""
 
 
+PULL_SECRETS = "imagePullSecrets"
+"""The pod key whose lists the builders join keeping each name once (``common.pull_secret_refs``)."""
+
+
+def unique_secrets(items: list[Any]) -> list[Any]:
+    """Pull-secret references joined from several lists as the builders join them: in order,
+    each name once, the first kept (the operator's addPullSecrets)."""
+    from renderer.components.common import secret_name
+
+    out: list[Any] = []
+    names: set[str] = set()
+    for ref in items:
+        name = secret_name(ref)
+        if name not in names:
+            names.add(name)
+            out.append(ref)
+    return out
+
+
 @dataclass(frozen=True)
 class Block:
     """A whole collection from the values as a map entry's value; the entry is left out when empty."""

@@ -87,6 +87,26 @@ a null deleting the key. Prints the merge as YAML, nothing when it is empty.
 {{- join "," $out -}}
 {{- end -}}
 
+{{/*
+A pod's pull secrets from (list LIST...) as gpu-render's builders and the operator's addPullSecrets
+join them: in order, each name once, the first kept (the validator's or the k8s-driver-manager's,
+then the image's own). A LIST may be false: a list spliced only when booleans hold
+(and $gds.enabled $gds.imagePullSecrets). Prints the references as YAML, nothing when there are none.
+*/}}
+{{- define "gpu-stack.pullSecrets" -}}
+{{- $names := list -}}
+{{- $out := list -}}
+{{- range . -}}
+{{- range (kindIs "slice" . | ternary . list) -}}
+{{- if not (has .name $names) -}}
+{{- $names = append $names .name -}}
+{{- $out = append $out . -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- with $out }}{{ toYaml . }}{{ end -}}
+{{- end -}}
+
 {{/* Labels for extra objects a user adds next to the chart. */}}
 {{- define "gpu-stack.labels" -}}
 app.kubernetes.io/name: {{ include "gpu-stack.name" . }}
@@ -331,6 +351,13 @@ initContainers:
   hostPath:
     path: {{ .Values.devicePlugin.mps.root | quote }}
     type: DirectoryOrCreate
+{{- end -}}
+
+{{- define "gpu-stack.imagePullSecrets" -}}
+{{- with include "gpu-stack.pullSecrets" (list .Values.validator.imagePullSecrets .Values.devicePlugin.imagePullSecrets) }}
+imagePullSecrets:
+  {{- . | nindent 2 }}
+{{- end }}
 {{- end -}}
 
 {{- define "gpu-stack.initContainers-dcgm" -}}
