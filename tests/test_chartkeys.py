@@ -57,6 +57,37 @@ def test_equivalents_move() -> None:
     assert "operator" not in data and "platform" not in data and "node-feature-discovery" not in data
 
 
+def test_the_nfd_charts_newer_keys_move_and_the_others_are_named() -> None:
+    """The NFD chart of v23.6 and later holds the master's label namespaces in master.config,
+    and names its image whole (a mirror, in an air-gapped file): both were removed with the
+    subtree, unnamed, so the master published no nvidia.com labels of the user's list and the
+    pods pulled from registry.k8s.io. A key with no place here (the worker's affinity, in a Civo
+    Talos file of the corpus) is named in the reason, not only its subtree."""
+    text = (
+        "node-feature-discovery:\n"
+        "  image: {repository: mirror.example/nfd/node-feature-discovery, tag: v0.14.2, pullPolicy: Always}\n"
+        "  master:\n    config: {extraLabelNs: [nvidia.com, example.com]}\n"
+        "  worker:\n    affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: gpu, operator: Exists}]}]}}}\n"
+        "    serviceAccount: {create: false}\n"
+    )
+    data, result = _import(text)
+    nfd = data["nfd"]
+    assert (nfd["repository"], nfd["image"], nfd["version"], nfd["imagePullPolicy"]) == ("mirror.example/nfd", "node-feature-discovery", "v0.14.2", "Always")
+    assert nfd["master"]["extraLabelNs"] == ["nvidia.com", "example.com"]
+    why = dict(result.dropped)["node-feature-discovery"]
+    assert why.endswith(": worker.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, worker.serviceAccount.create"), why
+    p = plan(Inputs(result.text.encode(), "values.yaml"))
+    assert p.base is not None
+    from renderer.render import objects
+
+    built = [o for objs in objects(p.base).values() for o in objs]
+    worker = next(o for o in built if o["kind"] == "DaemonSet" and o["metadata"]["name"] == "node-feature-discovery-worker")
+    ctr = worker["spec"]["template"]["spec"]["containers"][0]
+    assert (ctr["image"], ctr["imagePullPolicy"]) == ("mirror.example/nfd/node-feature-discovery:v0.14.2", "Always")
+    conf = next(o for o in built if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "node-feature-discovery-master-conf")
+    assert "example.com" in conf["data"]["nfd-master.conf"]
+
+
 @pytest.mark.parametrize(
     ("text", "gone", "where"),
     [
