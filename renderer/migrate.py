@@ -146,8 +146,9 @@ class _Importer:
 
 
 def _leaves(node: Any, prefix: str) -> list[str]:
-    """The dotted keys under ``node`` that hold a value (an empty map or list says nothing)."""
-    if not hasattr(node, "keys"):
+    """The dotted keys under ``node`` that hold a value (an empty map or list says nothing); a
+    map of labels (``nodeSelector``: keys with dots or slashes) is named as one key."""
+    if not hasattr(node, "keys") or (prefix and any("." in str(k) or "/" in str(k) for k in node)):
         return [prefix] if prefix and node not in ({}, [], None, "") else []
     out: list[str] = []
     for key in node:

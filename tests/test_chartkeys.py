@@ -69,13 +69,15 @@ def test_the_nfd_charts_newer_keys_move_and_the_others_are_named() -> None:
         "  master:\n    config: {extraLabelNs: [nvidia.com, example.com]}\n"
         "  worker:\n    affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: gpu, operator: Exists}]}]}}}\n"
         "    serviceAccount: {create: false}\n"
+        "  gc:\n    nodeSelector: {kubernetes.io/os: linux, workload.example.com/pool: cpu}\n"
     )
     data, result = _import(text)
     nfd = data["nfd"]
     assert (nfd["repository"], nfd["image"], nfd["version"], nfd["imagePullPolicy"]) == ("mirror.example/nfd", "node-feature-discovery", "v0.14.2", "Always")
     assert nfd["master"]["extraLabelNs"] == ["nvidia.com", "example.com"]
     why = dict(result.dropped)["node-feature-discovery"]
-    assert why.endswith(": worker.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, worker.serviceAccount.create"), why
+    # a label map is one key (its label names have dots and slashes of their own)
+    assert why.endswith(": worker.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, worker.serviceAccount.create, gc.nodeSelector"), why
     p = plan(Inputs(result.text.encode(), "values.yaml"))
     assert p.base is not None
     from renderer.render import objects
