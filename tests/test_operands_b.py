@@ -217,6 +217,27 @@ def test_nfd_worker_on_the_host_network_as_the_nfd_chart() -> None:
     assert "hostNetwork" not in plain["spec"]["template"]["spec"] and plain["spec"]["template"]["spec"]["dnsPolicy"] == "ClusterFirstWithHostNet"
 
 
+def test_nfd_pods_are_placed_as_the_nfd_chart_places_them() -> None:
+    """The NFD chart's nodeSelector / affinity / tolerations of each role (gpu-render's
+    nfd.{master,worker,gc}.*): a vCluster Platform file of the corpus keeps the master and gc to
+    its CPU pool and the worker to its GPU pool, a Civo one the worker to GPU instance types.
+    Each is printed only when set; the master keeps the NFD chart's control-plane defaults."""
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}]}}}
+    vals = values("full-container")
+    vals["nfd"] = deep_merge(
+        vals.get("nfd", {}),
+        {"master": {"nodeSelector": {"pool": "cpu"}}, "worker": {"affinity": affinity}, "gc": {"nodeSelector": {"pool": "cpu"}, "tolerations": [{"key": "dedicated", "operator": "Exists"}]}},
+    )
+    pods = {o["metadata"]["name"]: o["spec"]["template"]["spec"] for o in objects(model(vals))["nfd"] if o["kind"] in ("Deployment", "DaemonSet")}
+    master, worker, gc = (pods[f"node-feature-discovery-{r}"] for r in ("master", "worker", "gc"))
+    assert master["nodeSelector"] == {"pool": "cpu"} and master["tolerations"][0]["key"] == "node-role.kubernetes.io/control-plane"
+    assert master["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]["weight"] == 1
+    assert worker["affinity"] == affinity and "nodeSelector" not in worker
+    assert gc["nodeSelector"] == {"pool": "cpu"} and gc["tolerations"] == [{"key": "dedicated", "operator": "Exists"}] and "affinity" not in gc
+    plain = {o["metadata"]["name"]: o["spec"]["template"]["spec"] for o in objects(model(values("full-container")))["nfd"] if o["kind"] in ("Deployment", "DaemonSet")}
+    assert not {"nodeSelector", "tolerations", "affinity"} & set(plain["node-feature-discovery-gc"])
+
+
 GARDEN_RULE = {
     "name": "gardenlinux-version",
     "labelsTemplate": "{{ range .system.osrelease }}feature.node.kubernetes.io/system-os_release.VERSION_ID=0\n{{ end }}\n",
