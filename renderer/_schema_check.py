@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = '82bb7df1d3eb7e73bd08e587c380aa34fbe7b679db49ed963df695cdb107d43c'
+SCHEMA_SHA256 = 'a03674f5fa1911b2956fd3fc1844c4dc930824197e73d768d725a3760a4d2ed8'
 VERSION = "2.22.3"
 class Decimal:  # no value read from YAML or JSON is one: the decimal module is not imported
     pass
@@ -1527,6 +1527,18 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             data__nfd__gc_keys.remove("interval")
                             data__nfd__gc__interval = data__nfd__gc["interval"]
                             validate_https___gpu_render_dev_schemas_values_schema_json___defs_duration(data__nfd__gc__interval, custom_formats, (name_prefix or "data") + ".nfd.gc.interval")
+                        if "nodeSelector" in data__nfd__gc_keys:
+                            data__nfd__gc_keys.remove("nodeSelector")
+                            data__nfd__gc__nodeSelector = data__nfd__gc["nodeSelector"]
+                            validate_https___gpu_render_dev_schemas_values_schema_json___defs_stringmap(data__nfd__gc__nodeSelector, custom_formats, (name_prefix or "data") + ".nfd.gc.nodeSelector")
+                        if "affinity" in data__nfd__gc_keys:
+                            data__nfd__gc_keys.remove("affinity")
+                            data__nfd__gc__affinity = data__nfd__gc["affinity"]
+                            validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data__nfd__gc__affinity, custom_formats, (name_prefix or "data") + ".nfd.gc.affinity")
+                        if "tolerations" in data__nfd__gc_keys:
+                            data__nfd__gc_keys.remove("tolerations")
+                            data__nfd__gc__tolerations = data__nfd__gc["tolerations"]
+                            validate_https___gpu_render_dev_schemas_values_schema_json___defs_tolerations(data__nfd__gc__tolerations, custom_formats, (name_prefix or "data") + ".nfd.gc.tolerations")
                         if data__nfd__gc_keys:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.gc must not contain "+str(data__nfd__gc_keys)+" properties")
                 if "master" in data__nfd_keys:
@@ -1554,6 +1566,18 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                                 for data__nfd__master__extraLabelNs_x, data__nfd__master__extraLabelNs_item in enumerate(data__nfd__master__extraLabelNs):
                                     if not isinstance(data__nfd__master__extraLabelNs_item, (str)):
                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.master.extraLabelNs[{data__nfd__master__extraLabelNs_x}]".format(**locals()) + " must be string")
+                        if "nodeSelector" in data__nfd__master_keys:
+                            data__nfd__master_keys.remove("nodeSelector")
+                            data__nfd__master__nodeSelector = data__nfd__master["nodeSelector"]
+                            validate_https___gpu_render_dev_schemas_values_schema_json___defs_stringmap(data__nfd__master__nodeSelector, custom_formats, (name_prefix or "data") + ".nfd.master.nodeSelector")
+                        if "affinity" in data__nfd__master_keys:
+                            data__nfd__master_keys.remove("affinity")
+                            data__nfd__master__affinity = data__nfd__master["affinity"]
+                            validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data__nfd__master__affinity, custom_formats, (name_prefix or "data") + ".nfd.master.affinity")
+                        if "tolerations" in data__nfd__master_keys:
+                            data__nfd__master_keys.remove("tolerations")
+                            data__nfd__master__tolerations = data__nfd__master["tolerations"]
+                            validate_https___gpu_render_dev_schemas_values_schema_json___defs_tolerations(data__nfd__master__tolerations, custom_formats, (name_prefix or "data") + ".nfd.master.tolerations")
                         if data__nfd__master_keys:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".nfd.master must not contain "+str(data__nfd__master_keys)+" properties")
                 if "worker" in data__nfd_keys:
@@ -1572,6 +1596,14 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                             data__nfd__worker_keys.remove("tolerations")
                             data__nfd__worker__tolerations = data__nfd__worker["tolerations"]
                             validate_https___gpu_render_dev_schemas_values_schema_json___defs_tolerations(data__nfd__worker__tolerations, custom_formats, (name_prefix or "data") + ".nfd.worker.tolerations")
+                        if "nodeSelector" in data__nfd__worker_keys:
+                            data__nfd__worker_keys.remove("nodeSelector")
+                            data__nfd__worker__nodeSelector = data__nfd__worker["nodeSelector"]
+                            validate_https___gpu_render_dev_schemas_values_schema_json___defs_stringmap(data__nfd__worker__nodeSelector, custom_formats, (name_prefix or "data") + ".nfd.worker.nodeSelector")
+                        if "affinity" in data__nfd__worker_keys:
+                            data__nfd__worker_keys.remove("affinity")
+                            data__nfd__worker__affinity = data__nfd__worker["affinity"]
+                            validate_https___gpu_render_dev_schemas_values_schema_json___defs_object(data__nfd__worker__affinity, custom_formats, (name_prefix or "data") + ".nfd.worker.affinity")
                         if "hostNetwork" in data__nfd__worker_keys:
                             data__nfd__worker_keys.remove("hostNetwork")
                             data__nfd__worker__hostNetwork = data__nfd__worker["hostNetwork"]

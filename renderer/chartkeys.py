@@ -49,6 +49,17 @@ MOVES: tuple[Move, ...] = (
     Move("node-feature-discovery.worker.resources", "nfd.worker.resources", "NFD is rendered by gpu-render"),
     Move("node-feature-discovery.master.resources", "nfd.master.resources", "NFD is rendered by gpu-render"),
     Move("node-feature-discovery.master.extraLabelNs", "nfd.master.extraLabelNs", "NFD is rendered by gpu-render"),
+    Move("node-feature-discovery.master.config.extraLabelNs", "nfd.master.extraLabelNs", "NFD is rendered by gpu-render (the NFD chart's master.config since v23.6)"),
+    Move("node-feature-discovery.master.nodeSelector", "nfd.master.nodeSelector", "NFD is rendered by gpu-render: where nfd-master runs"),
+    Move("node-feature-discovery.master.affinity", "nfd.master.affinity", "NFD is rendered by gpu-render: where nfd-master runs"),
+    Move("node-feature-discovery.master.tolerations", "nfd.master.tolerations", "NFD is rendered by gpu-render: where nfd-master runs"),
+    Move("node-feature-discovery.worker.nodeSelector", "nfd.worker.nodeSelector", "NFD is rendered by gpu-render: where nfd-worker runs"),
+    Move("node-feature-discovery.worker.affinity", "nfd.worker.affinity", "NFD is rendered by gpu-render: where nfd-worker runs"),
+    Move("node-feature-discovery.gc.nodeSelector", "nfd.gc.nodeSelector", "NFD is rendered by gpu-render: where nfd-gc runs"),
+    Move("node-feature-discovery.gc.affinity", "nfd.gc.affinity", "NFD is rendered by gpu-render: where nfd-gc runs"),
+    Move("node-feature-discovery.gc.tolerations", "nfd.gc.tolerations", "NFD is rendered by gpu-render: where nfd-gc runs"),
+    Move("node-feature-discovery.image.tag", "nfd.version", "NFD is rendered by gpu-render: its image tag"),
+    Move("node-feature-discovery.image.pullPolicy", "nfd.imagePullPolicy", "NFD is rendered by gpu-render"),
     Move("node-feature-discovery.gc.enable", "nfd.gc.enabled", "NFD is rendered by gpu-render"),
     Move("node-feature-discovery.gc.resources", "nfd.gc.resources", "NFD is rendered by gpu-render"),
     Move("node-feature-discovery.gc.interval", "nfd.gc.interval", "NFD is rendered by gpu-render"),
@@ -81,6 +92,25 @@ MOVES: tuple[Move, ...] = (
     Move("gfd.discoveryIntervalSeconds", None, "removed in v1.7; GFD relabels every 60 s (set GFD_SLEEP_INTERVAL in gfd.env to change it)"),
     Move("replicaCount", None, "the operator Deployment's replicas; gpu-render deploys no operator"),
 )
+
+
+NFD_IMAGE = "node-feature-discovery.image.repository"
+"""The NFD chart names its image whole (``registry.k8s.io/nfd/node-feature-discovery``);
+gpu-render names it as every operand's, ``nfd.repository`` and ``nfd.image``: the importer
+splits it at its last ``/`` (a mirror's path, as an air-gapped file writes it, is kept)."""
+NFD_IMAGE_WHY = "NFD is rendered by gpu-render: its image, as repository and image"
+
+
+NAMED_REMOVALS = frozenset({"node-feature-discovery"})
+"""Removed subtrees whose keys each did something in their own chart (the NFD worker's
+``affinity``, its master's ``config.noPublish``): the importer names every key it removes
+there, as one reason for the whole ``operator`` section would not."""
+
+
+def split_image(value: str) -> tuple[str, str] | None:
+    """(repository, image) of a whole image name, or None when it has no repository part."""
+    head, _, tail = value.rpartition("/")
+    return (head, tail) if head and tail else None
 
 
 @lru_cache(maxsize=1)

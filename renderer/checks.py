@@ -61,6 +61,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += sharing_rules(located, values)
     problems += copy_rules(located, values)
     problems += validator_rules(located, values)
+    problems += scrape_timeout_rules(located, values)
     return problems
 
 
@@ -638,6 +639,54 @@ def fleet_without_clusters(located: dict[str, Located], fleet: str = "fleet") ->
             "no cluster overlay (overlays/<cluster>/values.yaml): argocd/ generates no Application",
             "add one folder per cluster under overlays/ (an empty values.yaml is enough) for Argo CD to sync it",
             "gitops-no-clusters",
+            Severity.WARNING,
+        )
+    ]
+
+
+PROM_DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$")
+"""A Prometheus duration (``1m30s``, ``500ms``): its units largest first, each at most once."""
+_PROM_UNITS_MS = (365 * 86_400_000, 7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1000, 1)
+
+
+def prometheus_ms(text: str) -> int | None:
+    """Milliseconds of a Prometheus duration; None when it is not one (the schema's pattern
+    or Prometheus refuses it elsewhere, with its own message)."""
+    m = PROM_DURATION.match(text)
+    if not text or m is None or not any(m.groups()):
+        return None
+    return sum(int(g) * unit for g, unit in zip(m.groups(), _PROM_UNITS_MS, strict=True) if g)
+
+
+def scrape_timeout_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """A warning where the DCGM exporter's ServiceMonitor would scrape with a timeout longer
+    than its interval: the Prometheus operator rejects such a ServiceMonitor (``scrapeTimeout
+    greater than scrapeInterval``), so no GPU metric is scraped. From v26.7 the chart sets
+    ``scrapeTimeout: 10s`` by default, and the operator renders it as gpu-render does: a values
+    file written for v26.3 or older with ``interval: 5s`` gets it without a word."""
+    from renderer.releasegate import has
+
+    exporter = values.get("dcgmExporter") or {}
+    monitor = exporter.get("serviceMonitor") or {}
+    caps = (values.get("cluster") or {}).get("capabilities") or {}
+    release = str((values.get("cluster") or {}).get("operatorRelease") or "")
+    if not (exporter.get("enabled") and monitor.get("enabled") and caps.get("serviceMonitor")) or not has(release, "v26.7"):
+        return []
+    interval, timeout = (prometheus_ms(str(monitor.get(k) or "")) for k in ("interval", "scrapeTimeout"))
+    if interval is None or timeout is None or timeout <= interval:
+        return []
+    mine = (located.data.get("dcgmExporter") or {}).get("serviceMonitor") or {}
+    key = "scrapeTimeout" if "scrapeTimeout" in mine or "interval" not in mine else "interval"
+    written = "" if "scrapeTimeout" in mine else " (the chart's default from v26.7)"
+    return [
+        _problem(
+            located,
+            f"/dcgmExporter/serviceMonitor/{key}",
+            f"dcgmExporter.serviceMonitor scrapes every {monitor['interval']} with a timeout of {monitor['scrapeTimeout']}{written}: "
+            "the Prometheus operator rejects a ServiceMonitor whose scrapeTimeout is greater than its interval, so no GPU metric would be scraped "
+            "(rendered as the operator renders it)",
+            f"set dcgmExporter.serviceMonitor.scrapeTimeout to {monitor['interval']} or less",
+            "scrape-timeout",
             Severity.WARNING,
         )
     ]

@@ -78,7 +78,8 @@ class _Importer:
             if status == "moved" and to is not None:
                 self.pending.append((to, value, dotted, why))
             elif value not in ({}, [], None):
-                self.dropped.append((dotted, why))
+                left = _leaves(value, "") if dotted in chartkeys.NAMED_REMOVALS else []
+                self.dropped.append((dotted, f"{why}: {', '.join(left)}" if left else why))
             del node[key]
 
     def extract(self, node: Any, prefix: str) -> None:
@@ -86,7 +87,11 @@ class _Importer:
         for key in list(node.keys()):
             dotted = f"{prefix}.{key}"
             move = chartkeys.find_move(dotted, wildcards=False)
-            if move is not None and move.to is not None:
+            parts = chartkeys.split_image(node[key]) if dotted == chartkeys.NFD_IMAGE and isinstance(node[key], str) else None
+            if parts is not None:
+                self.pending += [("nfd.repository", parts[0], dotted, chartkeys.NFD_IMAGE_WHY), ("nfd.image", parts[1], dotted, chartkeys.NFD_IMAGE_WHY)]
+                del node[key]
+            elif move is not None and move.to is not None:
                 self.pending.append((move.to, node[key], dotted, move.why))
                 del node[key]
             elif hasattr(node[key], "keys"):
@@ -138,6 +143,17 @@ class _Importer:
             else:
                 node[last] = value
             self.moved.append((source, to, why))
+
+
+def _leaves(node: Any, prefix: str) -> list[str]:
+    """The dotted keys under ``node`` that hold a value (an empty map or list says nothing); a
+    map of labels (``nodeSelector``: keys with dots or slashes) is named as one key."""
+    if not hasattr(node, "keys") or (prefix and any("." in str(k) or "/" in str(k) for k in node)):
+        return [prefix] if prefix and node not in ({}, [], None, "") else []
+    out: list[str] = []
+    for key in node:
+        out += _leaves(node[key], f"{prefix}.{key}" if prefix else str(key))
+    return out
 
 
 def import_values(raw: bytes, path: str) -> Imported:

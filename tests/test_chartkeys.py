@@ -57,6 +57,46 @@ def test_equivalents_move() -> None:
     assert "operator" not in data and "platform" not in data and "node-feature-discovery" not in data
 
 
+def test_the_nfd_charts_newer_keys_move_and_the_others_are_named() -> None:
+    """The NFD chart of v23.6 and later holds the master's label namespaces in master.config,
+    and names its image whole (a mirror, in an air-gapped file); where each NFD pod runs is its
+    role's nodeSelector / affinity / tolerations (a Civo Talos file of the corpus keeps the
+    worker to GPU instance types, a vCluster one the master and gc to the CPU pool). All were
+    removed with the subtree, unnamed: the pods pulled from registry.k8s.io and ran anywhere.
+    A key with no place here is named in the reason, not only its subtree."""
+    text = (
+        "node-feature-discovery:\n"
+        "  image: {repository: mirror.example/nfd/node-feature-discovery, tag: v0.14.2, pullPolicy: Always}\n"
+        "  master:\n    config: {extraLabelNs: [nvidia.com, example.com]}\n    nodeSelector: {workload.example.com/pool: cpu}\n"
+        "  worker:\n    affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: gpu, operator: Exists}]}]}}}\n"
+        "    serviceAccount: {create: false}\n    annotations: {example.com/team: gpu}\n"
+        "  gc:\n    nodeSelector: {kubernetes.io/os: linux}\n    tolerations: [{key: dedicated, operator: Exists}]\n"
+    )
+    data, result = _import(text)
+    nfd = data["nfd"]
+    assert (nfd["repository"], nfd["image"], nfd["version"], nfd["imagePullPolicy"]) == ("mirror.example/nfd", "node-feature-discovery", "v0.14.2", "Always")
+    assert nfd["master"]["extraLabelNs"] == ["nvidia.com", "example.com"]
+    why = dict(result.dropped)["node-feature-discovery"]
+    # a label map is one key (its label names have dots and slashes of their own)
+    assert why.endswith(": worker.serviceAccount.create, worker.annotations"), why
+    p = plan(Inputs(result.text.encode(), "values.yaml"))
+    assert p.base is not None
+    from renderer.render import objects
+
+    built = {(o["kind"], o["metadata"]["name"]): o for objs in objects(p.base).values() for o in objs}
+    worker = built[("DaemonSet", "node-feature-discovery-worker")]["spec"]["template"]["spec"]
+    ctr = worker["containers"][0]
+    assert (ctr["image"], ctr["imagePullPolicy"]) == ("mirror.example/nfd/node-feature-discovery:v0.14.2", "Always")
+    assert worker["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"][0]["key"] == "gpu"
+    master = built[("Deployment", "node-feature-discovery-master")]["spec"]["template"]["spec"]
+    assert master["nodeSelector"] == {"workload.example.com/pool": "cpu"}
+    assert master["tolerations"][0]["key"] == "node-role.kubernetes.io/control-plane"  # the NFD chart's default, kept
+    gc = built[("Deployment", "node-feature-discovery-gc")]["spec"]["template"]["spec"]
+    assert gc["nodeSelector"] == {"kubernetes.io/os": "linux"} and gc["tolerations"] == [{"key": "dedicated", "operator": "Exists"}]
+    conf = built[("ConfigMap", "node-feature-discovery-master-conf")]
+    assert "example.com" in conf["data"]["nfd-master.conf"]
+
+
 @pytest.mark.parametrize(
     ("text", "gone", "where"),
     [

@@ -1261,6 +1261,8 @@ KNOBS = [
     Knob("daemonsets.labels", ("--set", "daemonsets.labels.team=ml"), _set("daemonsets.labels", {"team": "ml"})),
     Knob("daemonsets.updateStrategy", ("--set", "daemonsets.updateStrategy=OnDelete"), _set("daemonsets.updateStrategy", "OnDelete")),
     Knob("devicePlugin.hostNetwork", ("--set", "devicePlugin.hostNetwork=true"), _set("devicePlugin.hostNetwork", True)),
+    Knob("nfd.worker.nodeSelector", ("--set", "nfd.worker.nodeSelector.pool=gpu"), _set("nfd.worker.nodeSelector", {"pool": "gpu"})),
+    Knob("nfd.master.tolerations=[]", ("--set-json", "nfd.master.tolerations=[]"), _set("nfd.master.tolerations", [])),
     Knob("dcgmExporter.serviceMonitor.interval", ("--set", "dcgmExporter.serviceMonitor.interval=60s"), _set("dcgmExporter.serviceMonitor.interval", "60s")),
     Knob("cluster.namespace", ("--set", "cluster.namespace=gpu-system"), _set("cluster.namespace", "gpu-system")),
     # one lint exemption per check, behind its own condition; a field that is `or` of two knobs

@@ -217,6 +217,27 @@ def test_nfd_worker_on_the_host_network_as_the_nfd_chart() -> None:
     assert "hostNetwork" not in plain["spec"]["template"]["spec"] and plain["spec"]["template"]["spec"]["dnsPolicy"] == "ClusterFirstWithHostNet"
 
 
+def test_nfd_pods_are_placed_as_the_nfd_chart_places_them() -> None:
+    """The NFD chart's nodeSelector / affinity / tolerations of each role (gpu-render's
+    nfd.{master,worker,gc}.*): a vCluster Platform file of the corpus keeps the master and gc to
+    its CPU pool and the worker to its GPU pool, a Civo one the worker to GPU instance types.
+    Each is printed only when set; the master keeps the NFD chart's control-plane defaults."""
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}]}}}
+    vals = values("full-container")
+    vals["nfd"] = deep_merge(
+        vals.get("nfd", {}),
+        {"master": {"nodeSelector": {"pool": "cpu"}}, "worker": {"affinity": affinity}, "gc": {"nodeSelector": {"pool": "cpu"}, "tolerations": [{"key": "dedicated", "operator": "Exists"}]}},
+    )
+    pods = {o["metadata"]["name"]: o["spec"]["template"]["spec"] for o in objects(model(vals))["nfd"] if o["kind"] in ("Deployment", "DaemonSet")}
+    master, worker, gc = (pods[f"node-feature-discovery-{r}"] for r in ("master", "worker", "gc"))
+    assert master["nodeSelector"] == {"pool": "cpu"} and master["tolerations"][0]["key"] == "node-role.kubernetes.io/control-plane"
+    assert master["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]["weight"] == 1
+    assert worker["affinity"] == affinity and "nodeSelector" not in worker
+    assert gc["nodeSelector"] == {"pool": "cpu"} and gc["tolerations"] == [{"key": "dedicated", "operator": "Exists"}] and "affinity" not in gc
+    plain = {o["metadata"]["name"]: o["spec"]["template"]["spec"] for o in objects(model(values("full-container")))["nfd"] if o["kind"] in ("Deployment", "DaemonSet")}
+    assert not {"nodeSelector", "tolerations", "affinity"} & set(plain["node-feature-discovery-gc"])
+
+
 GARDEN_RULE = {
     "name": "gardenlinux-version",
     "labelsTemplate": "{{ range .system.osrelease }}feature.node.kubernetes.io/system-os_release.VERSION_ID=0\n{{ end }}\n",
@@ -475,6 +496,37 @@ def test_the_validators_retired_image_warns_when_the_release_picks_its_tag(secti
     assert [(p.pointer, p.severity.name) for p in found] == [(w, "WARNING") for w in warned]
     if warned:
         assert "gpu-operator-validator:v26.7.0 does not exist" in found[0].message
+
+
+@pytest.mark.parametrize(
+    ("monitor", "release", "warned"),
+    [
+        ({"interval": "5s"}, "v26.7", ["/dcgmExporter/serviceMonitor/interval"]),  # the v26.7 default timeout, 10s
+        ({"interval": "30s", "scrapeTimeout": "1m"}, "v26.7", ["/dcgmExporter/serviceMonitor/scrapeTimeout"]),
+        ({"interval": "1m30s", "scrapeTimeout": "1m"}, "v26.7", []),
+        ({"interval": "10s"}, "v26.7", []),  # equal is accepted
+        ({"interval": "5s", "scrapeTimeout": "5s"}, "v26.7", []),
+        ({"interval": "5s"}, "v26.3", []),  # no scrapeTimeout before v26.7: Prometheus caps its own default
+        ({"interval": "5s", "enabled": False}, "v26.7", []),
+    ],
+)
+def test_a_scrape_timeout_longer_than_the_interval_warns(monitor: dict[str, Any], release: str, warned: list[str]) -> None:
+    """From v26.7 the chart sets serviceMonitor.scrapeTimeout: 10s, and the operator writes it
+    into the ServiceMonitor as gpu-render does; a v26.3 values file with interval: 5s then gets
+    a ServiceMonitor the Prometheus operator rejects (scrapeTimeout greater than scrapeInterval):
+    no GPU metric at all, and nothing said. (Found in a k3s DRA values file of the corpus.)"""
+    from renderer.pipeline import plan
+
+    policy = {"cluster": {"operatorRelease": release}, "dcgmExporter": {"serviceMonitor": {"enabled": True, **monitor}}}
+    p = plan(Inputs(yamlio.dump(policy).encode(), "values.yaml"))
+    found = [x for x in p.problems if x.code == "scrape-timeout"]
+    assert [(x.pointer, x.severity.name) for x in found] == [(w, "WARNING") for w in warned]
+    assert p.base is not None
+    monitors = [o for o in objects(p.base)["dcgm-exporter"] if o["kind"] == "ServiceMonitor"]
+    if monitor.get("enabled", True):
+        endpoint = monitors[0]["spec"]["endpoints"][0]
+        assert endpoint["interval"] == monitor["interval"]  # rendered as the operator renders it
+        assert endpoint.get("scrapeTimeout") == (monitor.get("scrapeTimeout", "10s") if release == "v26.7" else None)
 
 
 def test_validator_args_replace_the_idle_loop_as_the_operator_does_with_a_warning() -> None:

@@ -166,17 +166,7 @@ def master(model: Model) -> Obj:
     pod["volumes"] = [
         {"name": "nfd-master-conf", "configMap": {"name": f"{MASTER}-conf", "items": [{"key": "nfd-master.conf", "path": "nfd-master.conf"}]}}
     ]
-    pod["tolerations"] = [{"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "", "effect": "NoSchedule"}]
-    pod["affinity"] = {
-        "nodeAffinity": {
-            "preferredDuringSchedulingIgnoredDuringExecution": [
-                {
-                    "weight": 1,
-                    "preference": {"matchExpressions": [{"key": "node-role.kubernetes.io/control-plane", "operator": "In", "values": [""]}]},
-                }
-            ]
-        }
-    }
+    _placement(pod, section)
     return _deployment(MASTER, model, "master", pod, {"checksum/config": _checksum(master_config(model))})
 
 
@@ -209,7 +199,7 @@ def worker(model: Model) -> Obj:
     pod["volumes"].append(
         {"name": "nfd-worker-conf", "configMap": {"name": f"{WORKER}-conf", "items": [{"key": "nfd-worker.conf", "path": "nfd-worker.conf"}]}}
     )
-    pod["tolerations"] = [dict(t) for t in section.get("tolerations") or []]
+    _placement(pod, section)
     _host_network(pod, section)
     lbls = _labels(WORKER, "worker")
     return {
@@ -225,6 +215,18 @@ def worker(model: Model) -> Obj:
             },
         },
     }
+
+
+def _placement(pod: Obj, section: dict[str, Any]) -> None:
+    """The NFD chart's ``nodeSelector``, ``affinity`` and ``tolerations`` of one role, as its
+    templates print them (each only when set): a worker kept to the GPU pools, a master and gc
+    kept to the CPU pools (its defaults: the master prefers, and tolerates, the control plane)."""
+    if section.get("nodeSelector"):
+        pod["nodeSelector"] = {str(k): str(v) for k, v in section["nodeSelector"].items()}
+    if section.get("tolerations"):
+        pod["tolerations"] = [dict(t) for t in section["tolerations"]]
+    if section.get("affinity"):
+        pod["affinity"] = copy.deepcopy(section["affinity"])
 
 
 def _host_network(pod: Obj, section: dict[str, Any]) -> None:
@@ -243,6 +245,7 @@ def gc(model: Model) -> Obj:
     ctr["readinessProbe"] = _probe(initialDelaySeconds=5)
     pod = _pod_common(model, GC)
     pod["containers"] = [ctr]
+    _placement(pod, section)
     return _deployment(GC, model, "gc", pod)
 
 
