@@ -975,6 +975,49 @@ def test_schema_rejects_wrong_type_at_install_time(helm: str, example: Path) -> 
     assert "/driver/enabled" in proc.stderr and "boolean" in proc.stderr, proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("setting", "key"),
+    [
+        ("dcgmExporter.args={-f,/etc/dcgm/x.csv}", "'args'"),  # the example's fleet sets none: in no template
+        ("operator.image=gpu-operator", "'operator'"),  # gpu-render renders no operator
+        ("gitops.destination.name=x", "'gitops'"),  # the Argo CD apps are not the chart's
+    ],
+)
+def test_a_key_the_templates_do_not_read_is_refused(helm: str, example: Path, setting: str, key: str) -> None:
+    """The chart's schema has the keys of its values only: helm refuses a key no template reads,
+    where it used to take it and render as if it were not set."""
+    proc = subprocess.run([helm, "template", "gpu-stack", str(example), "--set", setting], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "additional properties" in proc.stderr and key in proc.stderr, proc.stderr
+
+
+def test_the_chart_schema_keeps_the_keys_of_the_values() -> None:
+    """``keys_of_values``: structured maps keep the keys the values have (and ``generated`` at the
+    top); empty maps, free-form maps, lists and scalars keep their whole schema; ``$ref`` maps are
+    followed."""
+    from renderer.emit.helm import keys_of_values
+
+    free = {"type": "object", "additionalProperties": {"type": "string"}}
+    res = {"type": "object", "properties": {"limits": {"type": "object"}}, "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "$defs": {"section": {"type": "object", "additionalProperties": False, "required": ["a", "b"], "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}},
+        "properties": {
+            "x": {"$ref": "#/$defs/section"},
+            "labels": free,
+            "resources": res,
+            "gone": {"type": "string"},
+            "generated": {"type": "object"},
+        },
+    }
+    kept = keys_of_values(schema, {"x": {"a": "1"}, "labels": {"k": "v"}, "resources": {}})
+    assert set(kept["properties"]) == {"x", "labels", "resources", "generated"}
+    assert kept["properties"]["x"]["properties"] == {"a": {"type": "string"}} and kept["properties"]["x"]["required"] == ["a"]
+    assert kept["properties"]["labels"] is free and kept["properties"]["resources"] is res
+    assert "$defs" in kept and "properties" in schema["$defs"]["section"] and len(schema["properties"]) == 5  # the input is untouched
+
+
 # --- fleet-wide keys the builders parse, compare or name objects after ----------------------
 
 BUILDER_KEYS = {

@@ -224,7 +224,7 @@ def emit_fleet(fleet: Model, chart: Chart, summaries: dict[str, dict[str, str]],
     files[f"{ROOT}/Chart.yaml"] = yamlio.dump_file([chart_yaml(fleet)])
     walked = _walk(values, schema)  # (values.yaml and the README's table go through the same keys)
     files[f"{ROOT}/values.yaml"] = values_yaml(values, schema, set(fixed), walked)
-    files[f"{ROOT}/values.schema.json"] = chart_schema_text()
+    files[f"{ROOT}/values.schema.json"] = chart_schema_text(values)
     files[f"{ROOT}/templates/NOTES.txt"] = _notes(_data("chart_notes.txt"), set(fixed))
     files[f"{ROOT}/.helmignore"] = _data("chart_helmignore.txt")
     files[f"{ROOT}/README.md"] = readme(
@@ -326,13 +326,50 @@ def chart_schema() -> dict[str, Any]:
     return schema
 
 
-@lru_cache(maxsize=1)
-def chart_schema_text() -> str:
-    """``values.schema.json``: :func:`chart_schema` as JSON, as ``json.dumps(schema, indent=2)``
-    prints it (printed once a process: with ``indent``, the json module's encoder is its
-    pure-Python one, about 6 ms for the schema; :func:`_json_text` half that). Anything
-    :func:`_json_text` does not know goes the json module's way."""
+def keys_of_values(schema: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` allowing only the keys the chart's ``values`` have (and ``generated``).
+
+    The policy schema knows every key gpu-render reads; the templates read only the keys of the
+    chart's values (the analysis varies nothing else: a key the fleet never sets, such as
+    ``dcgmExporter.args``, or ``operator.*``, which renders nothing here, is in no template). Helm
+    took such a key from ``--set`` or ``-f`` and rendered as if it were not there; with this
+    schema it refuses it (``additional properties 'args' not allowed``), as a policy change is
+    what it needs. A map the values leave empty, a free-form map (labels, ``driver.pools``,
+    feature gates) and anything not a map are kept whole: the templates print them as blocks."""
+    defs = schema.get("$defs", {})
+
+    def resolved(node: Any) -> Any:
+        seen = 0
+        while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/") and seen < 20:
+            node = defs.get(node["$ref"][len("#/$defs/"):], node)
+            seen += 1
+        return node
+
+    def kept(node: Any, value: Any, top: bool = False) -> Any:
+        target = resolved(node)
+        props = target.get("properties") if isinstance(target, dict) else None
+        if not isinstance(value, dict) or not value or not isinstance(props, dict) or target.get("additionalProperties", False) is not False:
+            return node
+        names = [k for k in props if k in value or (top and k == "generated")]
+        out = {k: v for k, v in target.items() if k != "$ref"}
+        out["properties"] = {k: kept(props[k], value.get(k)) for k in names}
+        if isinstance(out.get("required"), list):
+            out["required"] = [r for r in out["required"] if r in out["properties"]]
+        return out
+
+    result: dict[str, Any] = kept(schema, values, top=True)
+    return result
+
+
+def chart_schema_text(values: dict[str, Any] | None = None) -> str:
+    """``values.schema.json``: :func:`chart_schema` (kept to the keys of ``values`` when given,
+    :func:`keys_of_values`) as JSON, as ``json.dumps(schema, indent=2)`` prints it (with
+    ``indent``, the json module's encoder is its pure-Python one, about 6 ms for the schema;
+    :func:`_json_text` half that). Anything :func:`_json_text` does not know goes the json
+    module's way."""
     schema = chart_schema()
+    if values is not None:
+        schema = keys_of_values(schema, values)
     try:
         return _json_text(schema, "\n") + "\n"
     except TypeError:  # pragma: no cover - not plain JSON data (a key that is no string, a tuple)
