@@ -9,6 +9,7 @@ from typing import Any
 
 from renderer.jsondata import clone
 from renderer.model import Model
+from renderer.releasegate import has
 
 Obj = dict[str, Any]
 
@@ -199,9 +200,26 @@ def toolkit_validation_init(model: Model) -> Obj:
         "securityContext": {"privileged": True, "runAsUser": 0},
         "volumeMounts": [mount("run-nvidia-validations", VALIDATIONS_DIR, propagation="HostToContainer")],
     }
-    if v.get("resources"):
-        out["resources"] = resources(v)
+    toolkit_env = _section_env(v, "toolkit")
+    if toolkit_env:
+        # transformValidationInitContainer: `validator.toolkit.env` reaches every operand's
+        # toolkit-validation, not only the validator's
+        out["env"] = env_list(extra=toolkit_env)
+    init_resources(out, model, v)
     return out
+
+
+INIT_RESOURCES_SINCE = "v26.7"
+"""The first release whose operator gives managed init containers (validations, config-manager-init,
+mps-control-daemon-mounts, k8s-driver-manager) their section's ``resources`` (object_controls.go,
+``applyResourceRequirements``); before, only the main containers get them."""
+
+
+def init_resources(ctr: Obj, model: Model, section: dict[str, Any]) -> Obj:
+    """``section.resources`` on a managed init container, from the release that sets them."""
+    if section.get("resources") and has(model.release, INIT_RESOURCES_SINCE):
+        ctr["resources"] = resources(section)
+    return ctr
 
 
 def host_root(model: Model) -> str:
@@ -239,9 +257,7 @@ def validation_container(model: Model, component: str, env: list[Obj], mounts: l
         "securityContext": validation_security() if security is None else security,
         "volumeMounts": mounts,
     }
-    if v.get("resources"):
-        out["resources"] = resources(v)
-    return out
+    return init_resources(out, model, v)
 
 
 DRIVER_GATE = f"""set -eu

@@ -64,7 +64,11 @@ def mig_env(model: Model) -> list[tuple[str, str]]:
     return pairs
 
 
-def _config_manager(model: Model, *, oneshot: bool, process: str) -> Obj:
+def _config_manager(model: Model, *, oneshot: bool, process: str, section: dict[str, Any]) -> Obj:
+    """config-manager (the init or the sidecar) with the resources of the pod's own section
+    (``gfd`` for GFD, else ``devicePlugin``): the operator's asset lists the sidecar among the
+    containers its transform gives them all, and from v26.7 ``transformConfigManagerInitContainer``
+    gives the init the same ones."""
     dp = model.section("devicePlugin")
     cfg = plugin_config(model)
     env = [
@@ -92,18 +96,22 @@ def _config_manager(model: Model, *, oneshot: bool, process: str) -> Obj:
         # The sidecar signals the plugin's process (shared PID namespace); the one-shot init
         # only copies a file and runs unprivileged, as in the operator's asset.
         ctr["securityContext"] = {"privileged": True}
-    return ctr
+        if section.get("resources"):
+            ctr["resources"] = c.resources(section)
+        return ctr
+    return c.init_resources(ctr, model, section)
 
 
-def apply_plugin_config(model: Model, pod: Obj, main: Obj, process: str) -> None:
-    """Wire the plugin-config ConfigMap into a pod (device plugin, GFD, MPS daemon) when one is named."""
+def apply_plugin_config(model: Model, pod: Obj, main: Obj, process: str, section: dict[str, Any]) -> None:
+    """Wire the plugin-config ConfigMap into a pod (device plugin, GFD, MPS daemon) when one is
+    named; ``section`` is the pod's values section, whose resources config-manager takes."""
     name = config_name(model)
     if not name:
         return
     c.set_env(main.setdefault("env", []), "CONFIG_FILE", "/config/config.yaml")
     main.setdefault("volumeMounts", []).append(c.mount("config", "/config"))
-    pod.setdefault("initContainers", []).append(_config_manager(model, oneshot=True, process=process))
-    pod["containers"].append(_config_manager(model, oneshot=False, process=process))
+    pod.setdefault("initContainers", []).append(_config_manager(model, oneshot=True, process=process, section=section))
+    pod["containers"].append(_config_manager(model, oneshot=False, process=process, section=section))
     pod["volumes"] += [{"name": "available-configs", "configMap": {"name": name}}, {"name": "config", "emptyDir": {}}]
     if not pod.get("hostPID"):
         pod["shareProcessNamespace"] = True
@@ -174,7 +182,7 @@ def daemonset(model: Model) -> Obj:
             c.host_path("mps-shm", f"{root}/shm"),
         ],
     }
-    apply_plugin_config(model, pod, container, "nvidia-device-plugin")
+    apply_plugin_config(model, pod, container, "nvidia-device-plugin", dp)
     return c.gpu_client_daemonset(NAME, model, operand="device-plugin", pod_spec=pod, section=dp, gpu_container="nvidia-device-plugin")
 
 

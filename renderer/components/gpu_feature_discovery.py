@@ -48,7 +48,7 @@ def daemonset(model: Model) -> Obj:
             c.host_path("run-nvidia-validations", c.VALIDATIONS_DIR, "DirectoryOrCreate"),
         ],
     }
-    dpl.apply_plugin_config(model, pod, main, "gpu-feature-discovery")
+    dpl.apply_plugin_config(model, pod, main, "gpu-feature-discovery", gfd)
     return c.gpu_client_daemonset(NAME, model, operand="gpu-feature-discovery", pod_spec=pod, section=gfd, gpu_container="gpu-feature-discovery")
 
 

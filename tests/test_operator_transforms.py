@@ -1,0 +1,112 @@
+"""What the operator's per-operand transforms (controllers/object_controls.go) make of a
+ClusterPolicy field, checked key by key against gpu-render's render of the same key.
+
+Each test names the operator function it mirrors. Inputs are inline values; the operator's
+behaviour is stated as facts read from its source (v25.10.1, v26.3.0, v26.7.0), not copied.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from renderer.merge import deep_merge
+from renderer.model import Model
+from renderer.resolve import resolve
+from tests.test_operands_a import UBUNTU, ctr, ds, env, pod
+
+CPU1 = {"limits": {"cpu": "1"}, "requests": {"cpu": "100m"}}
+CPU2 = {"limits": {"cpu": "2"}}
+SANDBOX = {"sandboxWorkloads": {"enabled": True, "mode": "kubevirt"}, "vgpuDeviceManager": {"enabled": True}, "sandboxDevicePlugin": {"enabled": True}}
+KATA = {"sandboxWorkloads": {"enabled": True, "mode": "kata"}, "kataSandboxDevicePlugin": {"enabled": True}}
+
+
+def model(values: dict[str, Any]) -> Model:
+    return resolve(deep_merge({"nodePools": [UBUNTU]}, values), "fleet")
+
+
+def released(release: str, values: dict[str, Any]) -> Model:
+    return model(deep_merge({"cluster": {"operatorRelease": release}}, values))
+
+
+# -- resources ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("release", ["v25.10", "v26.3", "v26.7"])
+@pytest.mark.parametrize(("component", "section", "main"), [
+    ("device-plugin", "devicePlugin", "nvidia-device-plugin"),
+    ("gpu-feature-discovery", "gfd", "gpu-feature-discovery"),
+    ("mps-control-daemon", "devicePlugin", "mps-control-daemon-ctr"),
+])
+def test_config_manager_sidecar_takes_the_pod_sections_resources(release: str, component: str, section: str, main: str) -> None:
+    """TransformDevicePlugin / TransformGPUDiscoveryPlugin / TransformMPSControlDaemon give
+    their section's resources to every container of the asset, the config-manager sidecar
+    included (handleDevicePluginConfig runs after); from v26.7 transformConfigManagerInitContainer
+    gives config-manager-init the same (configManagerResourceRequirements: GFD's own, else the
+    device plugin's)."""
+    other = CPU2 if section == "gfd" else None
+    values: dict[str, Any] = {"devicePlugin": {"config": {"name": "sharing", "default": "any"}, "resources": CPU1}}
+    if other:
+        values["gfd"] = {"resources": other}
+    p = pod(ds(released(release, values), component))
+    want = other or CPU1
+    assert ctr(p, main)["resources"] == want
+    assert ctr(p, "config-manager")["resources"] == want
+    assert ctr(p, "config-manager-init").get("resources") == (want if release == "v26.7" else None)
+
+
+@pytest.mark.parametrize("release", ["v26.3", "v26.7"])
+def test_mps_mounts_init_takes_device_plugin_resources_from_v26_7(release: str) -> None:
+    """TransformMPSControlDaemon: applyResourceRequirements on mps-control-daemon-mounts (v26.7)."""
+    p = pod(ds(released(release, {"devicePlugin": {"resources": CPU1}}), "mps-control-daemon"))
+    assert ctr(p, "mps-control-daemon-mounts").get("resources") == (CPU1 if release == "v26.7" else None)
+
+
+@pytest.mark.parametrize("release", ["v26.3", "v26.7"])
+@pytest.mark.parametrize(("values", "component", "inits"), [
+    ({}, "gpu-feature-discovery", ["toolkit-validation"]),
+    ({}, "operator-validator", ["driver-validation", "toolkit-validation", "cuda-validation", "plugin-validation"]),
+    ({}, "container-toolkit", ["driver-validation"]),
+    (SANDBOX, "vgpu-device-manager", ["vgpu-manager-validation"]),
+    (SANDBOX, "sandbox-device-plugin", ["vfio-pci-validation", "vgpu-devices-validation"]),
+    (SANDBOX, "sandbox-validator", ["vfio-pci-validation", "vgpu-manager-validation", "vgpu-devices-validation"]),
+    (KATA, "kata-sandbox-device-plugin", ["vfio-pci-validation"]),
+])
+def test_validation_inits_take_validator_resources_from_v26_7(release: str, values: dict[str, Any], component: str, inits: list[str]) -> None:
+    """transformValidationInitContainer and TransformValidatorComponent: every `*validation`
+    init container gets validator.resources from v26.7 (commit "Apply resources to managed init
+    containers"); v26.3 and v25.10 leave them without."""
+    p = pod(ds(released(release, deep_merge(values, {"validator": {"resources": CPU1}})), component))
+    for name in inits:
+        assert ctr(p, name).get("resources") == (CPU1 if release == "v26.7" else None), name
+
+
+@pytest.mark.parametrize("release", ["v26.3", "v26.7"])
+def test_vfio_manager_driver_manager_init_takes_vfio_resources_from_v26_7(release: str) -> None:
+    """TransformVFIOManager: transformDriverManagerInitContainer(..., VFIOManager.Resources) (v26.7)."""
+    values = deep_merge(SANDBOX, {"vfioManager": {"enabled": True, "resources": CPU1}})
+    p = pod(ds(released(release, values), "vfio-manager"))
+    assert ctr(p, "nvidia-vfio-manager")["resources"] == CPU1
+    assert ctr(p, "k8s-driver-manager").get("resources") == (CPU1 if release == "v26.7" else None)
+
+
+def test_sandbox_validator_main_takes_validator_resources_and_env() -> None:
+    """TransformSandboxValidator -> TransformValidatorShared: validator.resources on every
+    container, validator.env on the main one, as on the operator validator."""
+    values = deep_merge(SANDBOX, {"validator": {"resources": CPU1, "env": [{"name": "EXTRA", "value": "1"}]}})
+    main = ctr(pod(ds(model(values), "sandbox-validator")), "nvidia-sandbox-validator")
+    assert main["resources"] == CPU1
+    assert env(main)["EXTRA"] == "1"
+
+
+# -- env --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("component", ["gpu-feature-discovery", "device-plugin", "mps-control-daemon", "dcgm-exporter", "mig-manager"])
+def test_validator_toolkit_env_reaches_every_toolkit_wait(component: str) -> None:
+    """transformValidationInitContainer: validator.toolkit.env is set on the toolkit-validation
+    init container of every operand that waits for the toolkit, not only the validator's."""
+    p = pod(ds(model({"validator": {"toolkit": {"env": [{"name": "HTTPS_PROXY", "value": "http://proxy:3128"}]}}}), component))
+    assert env(ctr(p, "toolkit-validation")) == {"HTTPS_PROXY": "http://proxy:3128"}
+    assert "env" not in ctr(pod(ds(model({}), component)), "toolkit-validation")
