@@ -61,7 +61,40 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += sharing_rules(located, values)
     problems += copy_rules(located, values)
     problems += validator_rules(located, values)
+    problems += operator_fallback_rules(located)
     return problems
+
+
+def operator_fallback_rules(located: Located) -> list[Problem]:
+    """A warning at an empty ``daemonsets.tolerations`` or ``daemonsets.priorityClassName``: the
+    operator keeps its assets' toleration / priority class then, and so does gpu-render
+    (:func:`renderer.resolve.operator_fallbacks`); whoever wrote it empty meant none."""
+    from renderer.resolve import ASSET_PRIORITY_CLASS, ASSET_TOLERATIONS
+
+    common = located.data.get("daemonsets")
+    if not isinstance(common, dict):
+        return []
+    out: list[Problem] = []
+    if common.get("tolerations") == []:
+        tol = ASSET_TOLERATIONS[0]
+        out.append(_problem(
+            located,
+            "/daemonsets/tolerations",
+            f"an empty daemonsets.tolerations leaves every operand pod its asset's toleration ({tol['key']} {tol['operator']} {tol['effect']}), as the operator sets tolerations only from a non-empty list",
+            "leave the key out for that toleration, or list the tolerations the pods should have instead",
+            "operator-fallback",
+            Severity.WARNING,
+        ))
+    if common.get("priorityClassName") == "":
+        out.append(_problem(
+            located,
+            "/daemonsets/priorityClassName",
+            f"an empty daemonsets.priorityClassName leaves every operand pod its asset's priority class {ASSET_PRIORITY_CLASS}, as the operator sets it only from a non-empty name",
+            "leave the key out, or name the priority class the pods should have",
+            "operator-fallback",
+            Severity.WARNING,
+        ))
+    return out
 
 
 # --- what the render multiplies --------------------------------------------------------------

@@ -110,3 +110,33 @@ def test_validator_toolkit_env_reaches_every_toolkit_wait(component: str) -> Non
     p = pod(ds(model({"validator": {"toolkit": {"env": [{"name": "HTTPS_PROXY", "value": "http://proxy:3128"}]}}}), component))
     assert env(ctr(p, "toolkit-validation")) == {"HTTPS_PROXY": "http://proxy:3128"}
     assert "env" not in ctr(pod(ds(model({}), component)), "toolkit-validation")
+
+
+# -- applyCommonDaemonsetConfig -----------------------------------------------------------------
+
+
+def test_empty_tolerations_and_priority_class_keep_the_assets_with_a_warning() -> None:
+    """applyCommonDaemonsetConfig sets tolerations only from a non-empty daemonsets.tolerations
+    and the priority class only from a non-empty name: every operand pod keeps its asset's
+    (nvidia.com/gpu Exists NoSchedule, system-node-critical). Rendering none would leave the
+    pods off every GPU node tainted nvidia.com/gpu; `validate` warns that the empty key has no effect."""
+    from renderer import yamlio
+    from renderer.inputs import Inputs
+    from renderer.pipeline import plan
+    from renderer.render import objects
+
+    values = {"nodePools": [UBUNTU], "daemonsets": {"tolerations": [], "priorityClassName": ""}}
+    p = plan(Inputs(yamlio.dump(values).encode(), "values.yaml"))
+    found = [(x.pointer, x.severity.name) for x in p.problems if x.code == "operator-fallback"]
+    assert found == [("/daemonsets/tolerations", "WARNING"), ("/daemonsets/priorityClassName", "WARNING")]
+    assert p.base is not None
+    for component, items in objects(p.base).items():
+        for obj in items:
+            if obj["kind"] == "DaemonSet" and component != "nfd":  # NFD's are the NFD chart's
+                spec = obj["spec"]["template"]["spec"]
+                assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}], obj["metadata"]["name"]
+                assert spec["priorityClassName"] == "system-node-critical", obj["metadata"]["name"]
+    quiet = plan(Inputs(yamlio.dump({"nodePools": [UBUNTU], "daemonsets": {"tolerations": [{"key": "x", "operator": "Exists"}]}}).encode(), "values.yaml"))
+    assert not [x for x in quiet.problems if x.code == "operator-fallback"]
+    assert quiet.base is not None
+    assert pod(ds(quiet.base, "device-plugin"))["tolerations"] == [{"key": "x", "operator": "Exists"}]
