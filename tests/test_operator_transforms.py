@@ -140,3 +140,36 @@ def test_empty_tolerations_and_priority_class_keep_the_assets_with_a_warning() -
     assert not [x for x in quiet.problems if x.code == "operator-fallback"]
     assert quiet.base is not None
     assert pod(ds(quiet.base, "device-plugin"))["tolerations"] == [{"key": "x", "operator": "Exists"}]
+
+
+# -- env the operator sets after the user's ---------------------------------------------------
+
+
+def test_gfd_mig_env_follows_mig_strategy_over_gfd_env() -> None:
+    """TransformGPUDiscoveryPlugin applies gfd.env, then applyMIGConfiguration: MIG_STRATEGY
+    and NVIDIA_MIG_MONITOR_DEVICES come from mig.strategy whatever gfd.env says; other names
+    stay the user's."""
+    written = [{"name": "MIG_STRATEGY", "value": "none"}, {"name": "GFD_SLEEP_INTERVAL", "value": "10s"}]
+    e = env(ctr(pod(ds(model({"mig": {"strategy": "mixed"}, "gfd": {"env": written}}), "gpu-feature-discovery")), "gpu-feature-discovery"))
+    assert e["MIG_STRATEGY"] == "mixed" and e["NVIDIA_MIG_MONITOR_DEVICES"] == "all"
+    assert e["GFD_SLEEP_INTERVAL"] == "10s"
+
+
+def test_device_plugin_env_wins_over_config_file_but_gfds_does_not() -> None:
+    """TransformDevicePlugin applies devicePlugin.env after handleDevicePluginConfig (the user's
+    CONFIG_FILE stays); TransformGPUDiscoveryPlugin applies gfd.env before it (CONFIG_FILE is
+    /config/config.yaml)."""
+    own = [{"name": "CONFIG_FILE", "value": "/config/mine.yaml"}]
+    m = model({"devicePlugin": {"config": {"name": "sharing", "default": "any"}, "env": own}, "gfd": {"env": own}})
+    assert env(ctr(pod(ds(m, "device-plugin")), "nvidia-device-plugin"))["CONFIG_FILE"] == "/config/mine.yaml"
+    assert env(ctr(pod(ds(m, "gpu-feature-discovery")), "gpu-feature-discovery"))["CONFIG_FILE"] == "/config/config.yaml"
+    plain = model({"devicePlugin": {"config": {"name": "sharing", "default": "any"}}})
+    assert env(ctr(pod(ds(plain, "device-plugin")), "nvidia-device-plugin"))["CONFIG_FILE"] == "/config/config.yaml"
+
+
+def test_vgpu_device_manager_default_config_over_its_env() -> None:
+    """TransformVGPUDeviceManager sets DEFAULT_VGPU_CONFIG from vgpuDeviceManager.config.default
+    (else `default`) after vgpuDeviceManager.env."""
+    values = deep_merge(SANDBOX, {"vgpuDeviceManager": {"config": {"default": "A100-4C"}, "env": [{"name": "DEFAULT_VGPU_CONFIG", "value": "mine"}, {"name": "X", "value": "1"}]}})
+    e = env(ctr(pod(ds(model(values), "vgpu-device-manager")), "nvidia-vgpu-device-manager"))
+    assert e["DEFAULT_VGPU_CONFIG"] == "A100-4C" and e["X"] == "1"

@@ -102,13 +102,21 @@ def _config_manager(model: Model, *, oneshot: bool, process: str, section: dict[
     return c.init_resources(ctr, model, section)
 
 
+def _named(env: Any, name: str) -> bool:
+    return any(isinstance(e, dict) and e.get("name") == name for e in env or [])
+
+
 def apply_plugin_config(model: Model, pod: Obj, main: Obj, process: str, section: dict[str, Any]) -> None:
     """Wire the plugin-config ConfigMap into a pod (device plugin, GFD, MPS daemon) when one is
     named; ``section`` is the pod's values section, whose resources config-manager takes."""
     name = config_name(model)
     if not name:
         return
-    c.set_env(main.setdefault("env", []), "CONFIG_FILE", "/config/config.yaml")
+    env = main.setdefault("env", [])
+    # the device plugin's env takes devicePlugin.env last (TransformDevicePlugin: after
+    # handleDevicePluginConfig), so the user's CONFIG_FILE wins there; GFD's does not
+    if not (process == "nvidia-device-plugin" and _named(section.get("env"), "CONFIG_FILE")):
+        c.set_env(env, "CONFIG_FILE", "/config/config.yaml")
     main.setdefault("volumeMounts", []).append(c.mount("config", "/config"))
     pod.setdefault("initContainers", []).append(_config_manager(model, oneshot=True, process=process, section=section))
     pod["containers"].append(_config_manager(model, oneshot=False, process=process, section=section))

@@ -38,6 +38,9 @@ def daemonset(model: Model) -> Obj:
         ],
     }
     c.apply_container_settings(main, gfd)
+    for name, value in dpl.mig_env(model):
+        # TransformGPUDiscoveryPlugin runs applyMIGConfiguration after gfd.env: mig.strategy wins
+        c.set_env(main["env"], name, value)
     pod: Obj = {
         "serviceAccountName": SA,
         "initContainers": [c.toolkit_validation_init(model)],
