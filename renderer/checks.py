@@ -62,7 +62,39 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += copy_rules(located, values)
     problems += validator_rules(located, values)
     problems += operator_fallback_rules(located)
+    problems += dcgm_localhost_rules(located, values)
     return problems
+
+
+def dcgm_localhost_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """A warning at a ``DCGM_REMOTE_HOSTENGINE_INFO`` of ``localhost...`` in ``dcgmExporter.env``
+    without standalone DCGM and without ``dcgmExporter.hostNetwork``: gpu-render then runs the
+    exporter on the host network, so that it reaches the host's DCGM. The operator's
+    TransformDCGMExporter means to do the same, but reads the variable before it applies
+    ``dcgmExporter.env``, where the asset has none: its exporter stays on the pod network and
+    cannot connect (docs/fidelity.md)."""
+    from renderer.components.dcgm_exporter import REMOTE_ENV
+    from renderer.releasegate import ADDED_IN, has
+
+    exporter, dcgm = values.get("dcgmExporter") or {}, values.get("dcgm") or {}
+    if not exporter.get("enabled", True) or dcgm.get("enabled"):
+        return []
+    release = str((values.get("cluster") or {}).get("operatorRelease", ""))
+    if exporter.get("hostNetwork") and has(release, ADDED_IN["/dcgmExporter/hostNetwork"]):
+        return []  # the operator's exporter is on the host network by the key
+    mine = (located.data.get("dcgmExporter") or {}).get("env")
+    out: list[Problem] = []
+    for index, item in enumerate(mine if isinstance(mine, list) else []):
+        if isinstance(item, dict) and item.get("name") == REMOTE_ENV and str(item.get("value", "")).startswith("localhost"):
+            out.append(_problem(
+                located,
+                f"/dcgmExporter/env/{index}/value",
+                "gpu-render runs dcgm-exporter on the host network for a DCGM on localhost; the operator does not (it reads this variable before it applies dcgmExporter.env), so its exporter cannot reach the host's DCGM",
+                "set dcgmExporter.hostNetwork: true (from v26.3) to say so and render what the operator renders",
+                "dcgm-localhost",
+                Severity.WARNING,
+            ))
+    return out
 
 
 def operator_fallback_rules(located: Located) -> list[Problem]:

@@ -173,3 +173,30 @@ def test_vgpu_device_manager_default_config_over_its_env() -> None:
     values = deep_merge(SANDBOX, {"vgpuDeviceManager": {"config": {"default": "A100-4C"}, "env": [{"name": "DEFAULT_VGPU_CONFIG", "value": "mine"}, {"name": "X", "value": "1"}]}})
     e = env(ctr(pod(ds(model(values), "vgpu-device-manager")), "nvidia-vgpu-device-manager"))
     assert e["DEFAULT_VGPU_CONFIG"] == "A100-4C" and e["X"] == "1"
+
+
+# -- TransformDCGMExporter ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("values", "warned"), [
+    ({}, True),
+    ({"cluster": {"operatorRelease": "v25.10"}, "dcgmExporter": {"hostNetwork": True}}, True),  # no such key in v25.10's CRD
+    ({"dcgmExporter": {"hostNetwork": True}}, False),
+    ({"dcgm": {"enabled": True}}, False),
+])
+def test_dcgm_exporter_on_localhost_takes_the_host_network_with_a_warning(values: dict[str, Any], warned: bool) -> None:
+    """TransformDCGMExporter turns on hostNetwork for a DCGM_REMOTE_HOSTENGINE_INFO of
+    localhost only as read from the asset's env, before dcgmExporter.env is applied: a user's
+    localhost never reaches it. gpu-render reads the user's (the exporter could not reach the
+    host's DCGM otherwise) and warns where the operator's pod would differ (docs/fidelity.md)."""
+    from renderer import yamlio
+    from renderer.inputs import Inputs
+    from renderer.pipeline import plan
+
+    written = deep_merge({"nodePools": [UBUNTU], "dcgmExporter": {"env": [{"name": "DCGM_REMOTE_HOSTENGINE_INFO", "value": "localhost:5555"}]}}, values)
+    p = plan(Inputs(yamlio.dump(written).encode(), "values.yaml"))
+    found = [(x.pointer, x.severity.name) for x in p.problems if x.code == "dcgm-localhost"]
+    assert found == ([("/dcgmExporter/env/0/value", "WARNING")] if warned else [])
+    assert p.base is not None
+    spec = pod(ds(p.base, "dcgm-exporter"))
+    assert spec.get("hostNetwork") is (None if values.get("dcgm") else True)
