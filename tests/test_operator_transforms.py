@@ -200,3 +200,11 @@ def test_dcgm_exporter_on_localhost_takes_the_host_network_with_a_warning(values
     assert p.base is not None
     spec = pod(ds(p.base, "dcgm-exporter"))
     assert spec.get("hostNetwork") is (None if values.get("dcgm") else True)
+
+
+def test_daemonsets_annotations_win_over_the_exporters_own() -> None:
+    """preProcessDaemonSet runs applyCommonDaemonsetMetadata after TransformDCGMExporter's
+    addExtraAnnotations: on a key both set, daemonsets.annotations win; the others merge."""
+    m = model({"daemonsets": {"annotations": {"shared": "fleet", "team": "gpu"}}, "dcgmExporter": {"annotations": {"shared": "exporter", "own": "x"}}})
+    got = ds(m, "dcgm-exporter")["spec"]["template"]["metadata"]["annotations"]
+    assert got == {"shared": "fleet", "own": "x", "team": "gpu"}

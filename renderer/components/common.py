@@ -408,8 +408,10 @@ def daemonset(
         if stable_pod_labels and k in VERSION_LABELS:
             continue
         pod_labels[k] = str(v)
-    annotations = dict(common.get("annotations") or {})
-    annotations.update(pod_annotations or {})
+    # the operator's applyCommonDaemonsetMetadata runs after each operand's transform: on a
+    # shared key daemonsets.annotations win over the operand's own (dcgmExporter.annotations)
+    annotations = dict(pod_annotations or {})
+    annotations.update(common.get("annotations") or {})
     spec = clone(pod_spec)  # JSON data: clone is several times faster than deepcopy
     apply_host_root(spec, model)
     spec.setdefault("affinity", deploy_affinity(operand))
