@@ -208,3 +208,19 @@ def test_daemonsets_annotations_win_over_the_exporters_own() -> None:
     m = model({"daemonsets": {"annotations": {"shared": "fleet", "team": "gpu"}}, "dcgmExporter": {"annotations": {"shared": "exporter", "own": "x"}}})
     got = ds(m, "dcgm-exporter")["spec"]["template"]["metadata"]["annotations"]
     assert got == {"shared": "fleet", "own": "x", "team": "gpu"}
+
+
+# -- transformForHostRoot ---------------------------------------------------------------------
+
+
+def test_host_root_env_only_in_pods_that_mount_the_host_root() -> None:
+    """transformHostRootVolume sets HOST_ROOT on every container of a DaemonSet only when the
+    asset has a `host-root` volume (toolkit, validator, device plugin, MIG manager, node status
+    exporter, ...); GFD, DCGM, the exporter and the MPS daemon mount no host root and get none."""
+    m = model({"hostPaths": {"rootFS": "/sandbox"}, "dcgm": {"enabled": True}})
+    for component in ("container-toolkit", "operator-validator", "device-plugin", "mig-manager"):
+        p = pod(ds(m, component))
+        assert all(env(x).get("HOST_ROOT") == "/sandbox" for x in [*p["initContainers"], *p["containers"]]), component
+    for component in ("gpu-feature-discovery", "dcgm", "dcgm-exporter", "mps-control-daemon"):
+        p = pod(ds(m, component))
+        assert not any("HOST_ROOT" in env(x) for x in [*p.get("initContainers", []), *p["containers"]]), component

@@ -337,9 +337,11 @@ def get_env(env: list[Obj], name: str) -> str | None:
 
 
 def apply_host_root(pod: Obj, model: Model) -> None:
-    """``HOST_ROOT`` on every container when ``hostPaths.rootFS`` is not ``/`` (as the operator does)."""
+    """``HOST_ROOT`` on every container when ``hostPaths.rootFS`` is not ``/``, in a pod that
+    mounts the host's root (a ``host-root`` volume): the operator's transformHostRootVolume sets
+    it only there (not on GFD, DCGM, the exporter, the MPS daemon, the sandbox plugins, ...)."""
     root = host_root(model)
-    if root == "/":
+    if root == "/" or not any(v.get("name") == "host-root" for v in pod.get("volumes") or []):
         return
     for ctr in [*pod.get("initContainers", []), *pod.get("containers", [])]:
         set_env(ctr.setdefault("env", []), "HOST_ROOT", root)
@@ -395,7 +397,8 @@ def daemonset(
 
     ``stable_pod_labels`` keeps release-bearing labels (``helm.sh/chart``, ...) off the pod
     template, for DaemonSets whose pods must not restart on a mere chart bump (the driver).
-    ``hostPaths.rootFS`` is applied (``HOST_ROOT`` env) to every container.
+    ``hostPaths.rootFS`` is applied (``HOST_ROOT`` env) to every container of a pod that
+    mounts the host's root.
     """
     common = model.section("daemonsets")
     lbls = labels(name, component)
