@@ -63,7 +63,58 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += validator_rules(located, values)
     problems += operator_fallback_rules(located)
     problems += dcgm_localhost_rules(located, values)
+    problems += image_parts_rules(located, values)
     return problems
+
+
+IMAGE_SECTIONS = {
+    "validator": (), "toolkit": (), "devicePlugin": (), "dcgm": (), "dcgmExporter": (), "gfd": (), "migManager": (),
+    "nodeStatusExporter": (), "vfioManager": ("sandboxWorkloads",), "vfioManager/driverManager": ("sandboxWorkloads",),
+    "vgpuDeviceManager": ("sandboxWorkloads",), "sandboxDevicePlugin": ("sandboxWorkloads",),
+    "kataSandboxDevicePlugin": ("sandboxWorkloads",), "ccManager": ("sandboxWorkloads",),
+}
+"""Operand image settings the operator's transforms read with ``gpuv1.ImagePath`` -> the further
+sections whose ``enabled: false`` leaves the operand out (its own is always one)."""
+
+
+def image_parts_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """An error where an enabled operand's image names a repository or version but not all of
+    repository, image and version: the operator's ImagePath refuses it ("invalid image
+    specification"), its transform fails and the operand is never deployed; gpu-render would
+    render a reference without tag (``:latest``) or registry. Only an image with neither
+    repository nor version is taken as a whole reference. An empty validator or node status
+    exporter version is the release's (:func:`renderer.resolve.operator_fallbacks`)."""
+    from renderer.resolve import APP_VERSION_SECTIONS
+
+    out: list[Problem] = []
+    for key, needs in IMAGE_SECTIONS.items():
+        top, _, sub = key.partition("/")
+        section, mine = values.get(top), located.data.get(top)
+        if not isinstance(section, dict) or not isinstance(mine, dict) or not section.get("enabled", True):
+            continue
+        if any(not (values.get(n) or {}).get("enabled") for n in needs):
+            continue
+        if sub:
+            section, mine = section.get(sub), mine.get(sub)
+            if not isinstance(section, dict) or not isinstance(mine, dict):
+                continue
+        parts = {f: str(section.get(f) or "") for f in ("repository", "image", "version")}
+        if key in APP_VERSION_SECTIONS and not parts["version"]:
+            parts["version"] = "release"
+        if not (parts["repository"] or parts["version"]) or all(parts.values()):
+            continue
+        empty = [f for f in ("repository", "image", "version") if not parts[f]]
+        written = [f for f in empty if f in mine] or [f for f in ("repository", "image", "version") if f in mine]
+        if not written:
+            continue  # the policy sets none of them here: the defaults' own
+        out.append(_problem(
+            located,
+            f"/{key}/{written[0]}",
+            f"{key.replace('/', '.')} has no {' and no '.join(empty)}: the operator refuses an image without all of repository, image and version (its ImagePath: invalid image specification), so the operand would never be deployed",
+            f"set {key.replace('/', '.')}.{empty[0]}, or leave repository and version empty and give the whole reference in image",
+            "image-incomplete",
+        ))
+    return out
 
 
 def dcgm_localhost_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
@@ -472,13 +523,16 @@ def retired_validator_image(located: Located, values: dict[str, Any]) -> list[Pr
     (``gpu-operator-validator:v26.7.0``) was never published, so every GPU node's validator,
     and with it every operand that waits for it, would stay in ImagePullBackOff."""
     from renderer import driverimage
+    from renderer.resolve import defaults
 
     release = (values.get("cluster") or {}).get("operatorRelease", "")
     out: list[Problem] = []
     for section in ("validator", "nodeStatusExporter"):
         mine, used = located.data.get(section), values.get(section)
-        if not isinstance(mine, dict) or not isinstance(used, dict) or "version" in mine:
-            continue
+        if not isinstance(mine, dict) or not isinstance(used, dict) or mine.get("version"):
+            continue  # (an empty version is the release's, as the operator's chart fills it)
+        if not used.get("version"):
+            used = {**used, "version": defaults()[section]["version"]}
         if section == "nodeStatusExporter" and not used.get("enabled"):
             continue
         image = str(used.get("image", ""))

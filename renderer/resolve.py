@@ -43,14 +43,24 @@ ASSET_PRIORITY_CLASS = "system-node-critical"
 """The priority class every operand DaemonSet of the operator's assets carries."""
 
 
-def operator_fallbacks(full: dict[str, Any]) -> None:
-    """The asset's settings where ``daemonsets`` leaves one empty, in place.
+APP_VERSION_SECTIONS = ("validator", "nodeStatusExporter")
+"""Sections whose empty ``version`` the operator's chart fills with its own version
+(``default .Chart.AppVersion`` in its ClusterPolicy template): the operator's image tag."""
 
-    The operator's applyCommonDaemonsetConfig sets tolerations only from a non-empty list and
+
+def operator_fallbacks(full: dict[str, Any]) -> None:
+    """The operator's values where the policy leaves one empty, in place.
+
+    An empty ``validator.version`` / ``nodeStatusExporter.version`` is the release's (as the
+    operator's chart fills it). The operator's applyCommonDaemonsetConfig sets tolerations only from a non-empty list and
     the priority class only from a non-empty name; otherwise each pod keeps its asset's
     (``nvidia.com/gpu`` ``Exists`` ``NoSchedule``, ``system-node-critical``). Here in the model,
     so the static render and the chart values both carry them (``validate`` warns,
     ``operator-fallback``)."""
+    for key in APP_VERSION_SECTIONS:
+        section = full.get(key)
+        if isinstance(section, dict) and section.get("version") == "":
+            section["version"] = _defaults()[key]["version"]
     common = full.get("daemonsets")
     if not isinstance(common, dict):
         return

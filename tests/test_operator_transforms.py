@@ -224,3 +224,35 @@ def test_host_root_env_only_in_pods_that_mount_the_host_root() -> None:
     for component in ("gpu-feature-discovery", "dcgm", "dcgm-exporter", "mps-control-daemon"):
         p = pod(ds(m, component))
         assert not any("HOST_ROOT" in env(x) for x in [*p.get("initContainers", []), *p["containers"]]), component
+
+
+# -- gpuv1.ImagePath ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("values", "refused"), [
+    ({"dcgm": {"enabled": True, "version": ""}}, "/dcgm/version"),
+    ({"migManager": {"repository": ""}}, "/migManager/repository"),
+    ({"devicePlugin": {"repository": "", "version": ""}}, None),  # the image alone: a whole reference
+    ({"dcgm": {"version": ""}}, None),  # DCGM is off: no transform reads it
+    ({"sandboxWorkloads": {"enabled": True}, "vfioManager": {"driverManager": {"image": ""}}}, "/vfioManager/driverManager/image"),
+    ({"validator": {"version": ""}}, None),  # the operator's chart fills the release's version
+])
+def test_partial_image_settings_are_refused_as_the_operator_refuses_them(values: dict[str, Any], refused: str | None) -> None:
+    """ImagePath (api/nvidia/v1) takes an image alone as a whole reference, else needs all of
+    repository, image and version ("invalid image specification"): the transform fails and the
+    operand is never deployed. gpu-render refuses what the operator would not deploy."""
+    from renderer import yamlio
+    from renderer.inputs import Inputs
+    from renderer.pipeline import plan
+
+    p = plan(Inputs(yamlio.dump(deep_merge({"nodePools": [UBUNTU]}, values)).encode(), "values.yaml"))
+    found = [(x.pointer, x.severity.name) for x in p.problems if x.code == "image-incomplete"]
+    assert found == ([(refused, "ERROR")] if refused else [])
+
+
+def test_empty_validator_version_is_the_releases() -> None:
+    """The operator chart's ClusterPolicy template writes `validator.version | default
+    .Chart.AppVersion` (and the node status exporter's alike): an empty version is the operator's own tag."""
+    m = model({"validator": {"version": ""}, "nodeStatusExporter": {"enabled": True, "version": ""}})
+    assert ctr(pod(ds(m, "operator-validator")), "nvidia-operator-validator")["image"] == "nvcr.io/nvidia/gpu-operator:v26.7.0"
+    assert ctr(pod(ds(m, "node-status-exporter")), "nvidia-node-status-exporter")["image"] == "nvcr.io/nvidia/gpu-operator:v26.7.0"
