@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = '2f38cdf860ca4346104b5fa5bcae7b3ae75df2ce68ffc240ef600c0dfbb2e8f1'
+SCHEMA_SHA256 = '82bb7df1d3eb7e73bd08e587c380aa34fbe7b679db49ed963df695cdb107d43c'
 VERSION = "2.22.3"
 class Decimal:  # no value read from YAML or JSON is one: the decimal module is not imported
     pass

@@ -64,7 +64,30 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += operator_fallback_rules(located)
     problems += dcgm_localhost_rules(located, values)
     problems += image_parts_rules(located, values)
+    problems += config_manager_resources(located, values)
     return problems
+
+
+def config_manager_resources(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """A warning at ``devicePlugin.resources`` / ``gfd.resources`` with a plugin config: the
+    operator gives the config-manager sidecar the pod section's resources (and, from v26.7,
+    config-manager-init), gpu-render gives config-manager none (docs/fidelity.md)."""
+    if not ((values.get("devicePlugin") or {}).get("config") or {}).get("name"):
+        return []
+    out: list[Problem] = []
+    for key in ("devicePlugin", "gfd"):
+        section, mine = values.get(key) or {}, located.data.get(key)
+        if not section.get("enabled", True) or not isinstance(mine, dict) or not mine.get("resources"):
+            continue
+        out.append(_problem(
+            located,
+            f"/{key}/resources",
+            f"the operator gives the config-manager containers of the {key} pods these resources too; gpu-render gives config-manager none",
+            "config-manager only copies a file and signals the main process; give the namespace a LimitRange if its containers need limits",
+            "config-manager-resources",
+            Severity.WARNING,
+        ))
+    return out
 
 
 IMAGE_SECTIONS = {

@@ -33,27 +33,29 @@ def released(release: str, values: dict[str, Any]) -> Model:
 # -- resources ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("release", ["v25.10", "v26.3", "v26.7"])
-@pytest.mark.parametrize(("component", "section", "main"), [
-    ("device-plugin", "devicePlugin", "nvidia-device-plugin"),
-    ("gpu-feature-discovery", "gfd", "gpu-feature-discovery"),
-    ("mps-control-daemon", "devicePlugin", "mps-control-daemon-ctr"),
+@pytest.mark.parametrize(("component", "main"), [
+    ("device-plugin", "nvidia-device-plugin"),
+    ("gpu-feature-discovery", "gpu-feature-discovery"),
+    ("mps-control-daemon", "mps-control-daemon-ctr"),
 ])
-def test_config_manager_sidecar_takes_the_pod_sections_resources(release: str, component: str, section: str, main: str) -> None:
+def test_config_manager_takes_no_resources_with_a_warning(component: str, main: str) -> None:
     """TransformDevicePlugin / TransformGPUDiscoveryPlugin / TransformMPSControlDaemon give
     their section's resources to every container of the asset, the config-manager sidecar
-    included (handleDevicePluginConfig runs after); from v26.7 transformConfigManagerInitContainer
-    gives config-manager-init the same (configManagerResourceRequirements: GFD's own, else the
-    device plugin's)."""
-    other = CPU2 if section == "gfd" else None
-    values: dict[str, Any] = {"devicePlugin": {"config": {"name": "sharing", "default": "any"}, "resources": CPU1}}
-    if other:
-        values["gfd"] = {"resources": other}
-    p = pod(ds(released(release, values), component))
-    want = other or CPU1
-    assert ctr(p, main)["resources"] == want
-    assert ctr(p, "config-manager")["resources"] == want
-    assert ctr(p, "config-manager-init").get("resources") == (want if release == "v26.7" else None)
+    included, and from v26.7 transformConfigManagerInitContainer to config-manager-init
+    (configManagerResourceRequirements). gpu-render gives config-manager none and warns at the
+    key (docs/fidelity.md)."""
+    from renderer import yamlio
+    from renderer.inputs import Inputs
+    from renderer.pipeline import plan
+
+    values = {"nodePools": [UBUNTU], "devicePlugin": {"config": {"name": "sharing", "default": "any"}, "resources": CPU1}, "gfd": {"resources": CPU2}}
+    p = plan(Inputs(yamlio.dump(values).encode(), "values.yaml"))
+    found = [(x.pointer, x.severity.name) for x in p.problems if x.code == "config-manager-resources"]
+    assert found == [("/devicePlugin/resources", "WARNING"), ("/gfd/resources", "WARNING")]
+    assert p.base is not None
+    spec = pod(ds(p.base, component))
+    assert ctr(spec, main)["resources"] == (CPU2 if component == "gpu-feature-discovery" else CPU1)
+    assert "resources" not in ctr(spec, "config-manager") and "resources" not in ctr(spec, "config-manager-init")
 
 
 @pytest.mark.parametrize("release", ["v26.3", "v26.7"])
@@ -208,22 +210,6 @@ def test_daemonsets_annotations_win_over_the_exporters_own() -> None:
     m = model({"daemonsets": {"annotations": {"shared": "fleet", "team": "gpu"}}, "dcgmExporter": {"annotations": {"shared": "exporter", "own": "x"}}})
     got = ds(m, "dcgm-exporter")["spec"]["template"]["metadata"]["annotations"]
     assert got == {"shared": "fleet", "own": "x", "team": "gpu"}
-
-
-# -- transformForHostRoot ---------------------------------------------------------------------
-
-
-def test_host_root_env_only_in_pods_that_mount_the_host_root() -> None:
-    """transformHostRootVolume sets HOST_ROOT on every container of a DaemonSet only when the
-    asset has a `host-root` volume (toolkit, validator, device plugin, MIG manager, node status
-    exporter, ...); GFD, DCGM, the exporter and the MPS daemon mount no host root and get none."""
-    m = model({"hostPaths": {"rootFS": "/sandbox"}, "dcgm": {"enabled": True}})
-    for component in ("container-toolkit", "operator-validator", "device-plugin", "mig-manager"):
-        p = pod(ds(m, component))
-        assert all(env(x).get("HOST_ROOT") == "/sandbox" for x in [*p["initContainers"], *p["containers"]]), component
-    for component in ("gpu-feature-discovery", "dcgm", "dcgm-exporter", "mps-control-daemon"):
-        p = pod(ds(m, component))
-        assert not any("HOST_ROOT" in env(x) for x in [*p.get("initContainers", []), *p["containers"]]), component
 
 
 # -- gpuv1.ImagePath ----------------------------------------------------------------------------

@@ -337,11 +337,11 @@ def get_env(env: list[Obj], name: str) -> str | None:
 
 
 def apply_host_root(pod: Obj, model: Model) -> None:
-    """``HOST_ROOT`` on every container when ``hostPaths.rootFS`` is not ``/``, in a pod that
-    mounts the host's root (a ``host-root`` volume): the operator's transformHostRootVolume sets
-    it only there (not on GFD, DCGM, the exporter, the MPS daemon, the sandbox plugins, ...)."""
+    """``HOST_ROOT`` on every container when ``hostPaths.rootFS`` is not ``/``. The operator's
+    transformHostRootVolume sets it only in pods that mount the host's root (docs/fidelity.md:
+    here in every operand pod, where the images that do not mount it never read it)."""
     root = host_root(model)
-    if root == "/" or not any(v.get("name") == "host-root" for v in pod.get("volumes") or []):
+    if root == "/":
         return
     for ctr in [*pod.get("initContainers", []), *pod.get("containers", [])]:
         set_env(ctr.setdefault("env", []), "HOST_ROOT", root)
@@ -392,13 +392,15 @@ def daemonset(
     pod_annotations: dict[str, str] | None = None,
     extra_labels: dict[str, str] | None = None,
     stable_pod_labels: bool = False,
+    common_annotations_win: bool = False,
 ) -> Obj:
     """A DaemonSet with the common ``daemonsets.*`` settings applied.
 
     ``stable_pod_labels`` keeps release-bearing labels (``helm.sh/chart``, ...) off the pod
     template, for DaemonSets whose pods must not restart on a mere chart bump (the driver).
-    ``hostPaths.rootFS`` is applied (``HOST_ROOT`` env) to every container of a pod that
-    mounts the host's root.
+    ``hostPaths.rootFS`` is applied (``HOST_ROOT`` env) to every container.
+    ``common_annotations_win``: ``daemonsets.annotations`` over
+    ``pod_annotations`` on a shared key (else the other way round).
     """
     common = model.section("daemonsets")
     lbls = labels(name, component)
@@ -411,10 +413,14 @@ def daemonset(
         if stable_pod_labels and k in VERSION_LABELS:
             continue
         pod_labels[k] = str(v)
-    # the operator's applyCommonDaemonsetMetadata runs after each operand's transform: on a
-    # shared key daemonsets.annotations win over the operand's own (dcgmExporter.annotations)
-    annotations = dict(pod_annotations or {})
-    annotations.update(common.get("annotations") or {})
+    if common_annotations_win:
+        # the operator's applyCommonDaemonsetMetadata runs after the operand's transform: on a
+        # shared key daemonsets.annotations win over the operand's own (dcgmExporter.annotations)
+        annotations = dict(pod_annotations or {})
+        annotations.update(common.get("annotations") or {})
+    else:
+        annotations = dict(common.get("annotations") or {})
+        annotations.update(pod_annotations or {})
     spec = clone(pod_spec)  # JSON data: clone is several times faster than deepcopy
     apply_host_root(spec, model)
     spec.setdefault("affinity", deploy_affinity(operand))

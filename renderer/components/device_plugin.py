@@ -64,11 +64,9 @@ def mig_env(model: Model) -> list[tuple[str, str]]:
     return pairs
 
 
-def _config_manager(model: Model, *, oneshot: bool, process: str, section: dict[str, Any]) -> Obj:
-    """config-manager (the init or the sidecar) with the resources of the pod's own section
-    (``gfd`` for GFD, else ``devicePlugin``): the operator's asset lists the sidecar among the
-    containers its transform gives them all, and from v26.7 ``transformConfigManagerInitContainer``
-    gives the init the same ones."""
+def _config_manager(model: Model, *, oneshot: bool, process: str) -> Obj:
+    """config-manager, the init or the sidecar, without resources (docs/fidelity.md: the
+    operator gives them the pod section's; ``validate`` warns, ``config-manager-resources``)."""
     dp = model.section("devicePlugin")
     cfg = plugin_config(model)
     env = [
@@ -96,10 +94,7 @@ def _config_manager(model: Model, *, oneshot: bool, process: str, section: dict[
         # The sidecar signals the plugin's process (shared PID namespace); the one-shot init
         # only copies a file and runs unprivileged, as in the operator's asset.
         ctr["securityContext"] = {"privileged": True}
-        if section.get("resources"):
-            ctr["resources"] = c.resources(section)
-        return ctr
-    return c.init_resources(ctr, model, section)
+    return ctr
 
 
 def _named(env: Any, name: str) -> bool:
@@ -108,7 +103,7 @@ def _named(env: Any, name: str) -> bool:
 
 def apply_plugin_config(model: Model, pod: Obj, main: Obj, process: str, section: dict[str, Any]) -> None:
     """Wire the plugin-config ConfigMap into a pod (device plugin, GFD, MPS daemon) when one is
-    named; ``section`` is the pod's values section, whose resources config-manager takes."""
+    named; ``section`` is the pod's values section (its env)."""
     name = config_name(model)
     if not name:
         return
@@ -118,8 +113,8 @@ def apply_plugin_config(model: Model, pod: Obj, main: Obj, process: str, section
     if not (process == "nvidia-device-plugin" and _named(section.get("env"), "CONFIG_FILE")):
         c.set_env(env, "CONFIG_FILE", "/config/config.yaml")
     main.setdefault("volumeMounts", []).append(c.mount("config", "/config"))
-    pod.setdefault("initContainers", []).append(_config_manager(model, oneshot=True, process=process, section=section))
-    pod["containers"].append(_config_manager(model, oneshot=False, process=process, section=section))
+    pod.setdefault("initContainers", []).append(_config_manager(model, oneshot=True, process=process))
+    pod["containers"].append(_config_manager(model, oneshot=False, process=process))
     pod["volumes"] += [{"name": "available-configs", "configMap": {"name": name}}, {"name": "config", "emptyDir": {}}]
     if not pod.get("hostPID"):
         pod["shareProcessNamespace"] = True
