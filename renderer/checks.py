@@ -62,7 +62,146 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += copy_rules(located, values)
     problems += validator_rules(located, values)
     problems += scrape_timeout_rules(located, values)
+    problems += operator_fallback_rules(located)
+    problems += dcgm_localhost_rules(located, values)
+    problems += image_parts_rules(located, values)
+    problems += config_manager_resources(located, values)
     return problems
+
+
+def config_manager_resources(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """A warning at ``devicePlugin.resources`` / ``gfd.resources`` with a plugin config: the
+    operator gives the config-manager sidecar the pod section's resources (and, from v26.7,
+    config-manager-init), gpu-render gives config-manager none (docs/fidelity.md)."""
+    if not ((values.get("devicePlugin") or {}).get("config") or {}).get("name"):
+        return []
+    out: list[Problem] = []
+    for key in ("devicePlugin", "gfd"):
+        section, mine = values.get(key) or {}, located.data.get(key)
+        if not section.get("enabled", True) or not isinstance(mine, dict) or not mine.get("resources"):
+            continue
+        out.append(_problem(
+            located,
+            f"/{key}/resources",
+            f"the operator gives the config-manager containers of the {key} pods these resources too; gpu-render gives config-manager none",
+            "config-manager only copies a file and signals the main process; give the namespace a LimitRange if its containers need limits",
+            "config-manager-resources",
+            Severity.WARNING,
+        ))
+    return out
+
+
+IMAGE_SECTIONS = {
+    "validator": (), "toolkit": (), "devicePlugin": (), "dcgm": (), "dcgmExporter": (), "gfd": (), "migManager": (),
+    "nodeStatusExporter": (), "vfioManager": ("sandboxWorkloads",), "vfioManager/driverManager": ("sandboxWorkloads",),
+    "vgpuDeviceManager": ("sandboxWorkloads",), "sandboxDevicePlugin": ("sandboxWorkloads",),
+    "kataSandboxDevicePlugin": ("sandboxWorkloads",), "ccManager": ("sandboxWorkloads",),
+}
+"""Operand image settings the operator's transforms read with ``gpuv1.ImagePath`` -> the further
+sections whose ``enabled: false`` leaves the operand out (its own is always one)."""
+
+
+def image_parts_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """An error where an enabled operand's image names a repository or version but not all of
+    repository, image and version: the operator's ImagePath refuses it ("invalid image
+    specification"), its transform fails and the operand is never deployed; gpu-render would
+    render a reference without tag (``:latest``) or registry. Only an image with neither
+    repository nor version is taken as a whole reference. An empty validator or node status
+    exporter version is the release's (:func:`renderer.resolve.operator_fallbacks`)."""
+    from renderer.resolve import APP_VERSION_SECTIONS
+
+    out: list[Problem] = []
+    for key, needs in IMAGE_SECTIONS.items():
+        top, _, sub = key.partition("/")
+        section, mine = values.get(top), located.data.get(top)
+        if not isinstance(section, dict) or not isinstance(mine, dict) or not section.get("enabled", True):
+            continue
+        if any(not (values.get(n) or {}).get("enabled") for n in needs):
+            continue
+        if sub:
+            section, mine = section.get(sub), mine.get(sub)
+            if not isinstance(section, dict) or not isinstance(mine, dict):
+                continue
+        parts = {f: str(section.get(f) or "") for f in ("repository", "image", "version")}
+        if key in APP_VERSION_SECTIONS and not parts["version"]:
+            parts["version"] = "release"
+        if not (parts["repository"] or parts["version"]) or all(parts.values()):
+            continue
+        empty = [f for f in ("repository", "image", "version") if not parts[f]]
+        written = [f for f in empty if f in mine] or [f for f in ("repository", "image", "version") if f in mine]
+        if not written:
+            continue  # the policy sets none of them here: the defaults' own
+        out.append(_problem(
+            located,
+            f"/{key}/{written[0]}",
+            f"{key.replace('/', '.')} has no {' and no '.join(empty)}: the operator refuses an image without all of repository, image and version (its ImagePath: invalid image specification), so the operand would never be deployed",
+            f"set {key.replace('/', '.')}.{empty[0]}, or leave repository and version empty and give the whole reference in image",
+            "image-incomplete",
+        ))
+    return out
+
+
+def dcgm_localhost_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """A warning at a ``DCGM_REMOTE_HOSTENGINE_INFO`` of ``localhost...`` in ``dcgmExporter.env``
+    without standalone DCGM and without ``dcgmExporter.hostNetwork``: gpu-render then runs the
+    exporter on the host network, so that it reaches the host's DCGM. The operator's
+    TransformDCGMExporter means to do the same, but reads the variable before it applies
+    ``dcgmExporter.env``, where the asset has none: its exporter stays on the pod network and
+    cannot connect (docs/fidelity.md)."""
+    from renderer.components.dcgm_exporter import REMOTE_ENV
+    from renderer.releasegate import ADDED_IN, has
+
+    exporter, dcgm = values.get("dcgmExporter") or {}, values.get("dcgm") or {}
+    if not exporter.get("enabled", True) or dcgm.get("enabled"):
+        return []
+    release = str((values.get("cluster") or {}).get("operatorRelease", ""))
+    if exporter.get("hostNetwork") and has(release, ADDED_IN["/dcgmExporter/hostNetwork"]):
+        return []  # the operator's exporter is on the host network by the key
+    mine = (located.data.get("dcgmExporter") or {}).get("env")
+    out: list[Problem] = []
+    for index, item in enumerate(mine if isinstance(mine, list) else []):
+        if isinstance(item, dict) and item.get("name") == REMOTE_ENV and str(item.get("value", "")).startswith("localhost"):
+            out.append(_problem(
+                located,
+                f"/dcgmExporter/env/{index}/value",
+                "gpu-render runs dcgm-exporter on the host network for a DCGM on localhost; the operator does not (it reads this variable before it applies dcgmExporter.env), so its exporter cannot reach the host's DCGM",
+                "set dcgmExporter.hostNetwork: true (from v26.3) to say so and render what the operator renders",
+                "dcgm-localhost",
+                Severity.WARNING,
+            ))
+    return out
+
+
+def operator_fallback_rules(located: Located) -> list[Problem]:
+    """A warning at an empty ``daemonsets.tolerations`` or ``daemonsets.priorityClassName``: the
+    operator keeps its assets' toleration / priority class then, and so does gpu-render
+    (:func:`renderer.resolve.operator_fallbacks`); whoever wrote it empty meant none."""
+    from renderer.resolve import ASSET_PRIORITY_CLASS, ASSET_TOLERATIONS
+
+    common = located.data.get("daemonsets")
+    if not isinstance(common, dict):
+        return []
+    out: list[Problem] = []
+    if common.get("tolerations") == []:
+        tol = ASSET_TOLERATIONS[0]
+        out.append(_problem(
+            located,
+            "/daemonsets/tolerations",
+            f"an empty daemonsets.tolerations leaves every operand pod its asset's toleration ({tol['key']} {tol['operator']} {tol['effect']}), as the operator sets tolerations only from a non-empty list",
+            "leave the key out for that toleration, or list the tolerations the pods should have instead",
+            "operator-fallback",
+            Severity.WARNING,
+        ))
+    if common.get("priorityClassName") == "":
+        out.append(_problem(
+            located,
+            "/daemonsets/priorityClassName",
+            f"an empty daemonsets.priorityClassName leaves every operand pod its asset's priority class {ASSET_PRIORITY_CLASS}, as the operator sets it only from a non-empty name",
+            "leave the key out, or name the priority class the pods should have",
+            "operator-fallback",
+            Severity.WARNING,
+        ))
+    return out
 
 
 # --- what the render multiplies --------------------------------------------------------------
@@ -366,13 +505,16 @@ def retired_validator_image(located: Located, values: dict[str, Any]) -> list[Pr
     (``gpu-operator-validator:v26.7.0``) was never published, so every GPU node's validator,
     and with it every operand that waits for it, would stay in ImagePullBackOff."""
     from renderer import driverimage
+    from renderer.resolve import defaults
 
     release = (values.get("cluster") or {}).get("operatorRelease", "")
     out: list[Problem] = []
     for section in ("validator", "nodeStatusExporter"):
         mine, used = located.data.get(section), values.get(section)
-        if not isinstance(mine, dict) or not isinstance(used, dict) or "version" in mine:
-            continue
+        if not isinstance(mine, dict) or not isinstance(used, dict) or mine.get("version"):
+            continue  # (an empty version is the release's, as the operator's chart fills it)
+        if not used.get("version"):
+            used = {**used, "version": defaults()[section]["version"]}
         if section == "nodeStatusExporter" and not used.get("enabled"):
             continue
         image = str(used.get("image", ""))

@@ -37,6 +37,39 @@ def with_defaults(values: dict[str, Any]) -> dict[str, Any]:
     return deep_merge(_defaults(), values)
 
 
+ASSET_TOLERATIONS = ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
+"""The tolerations every operand DaemonSet of the operator's assets carries."""
+ASSET_PRIORITY_CLASS = "system-node-critical"
+"""The priority class every operand DaemonSet of the operator's assets carries."""
+
+
+APP_VERSION_SECTIONS = ("validator", "nodeStatusExporter")
+"""Sections whose empty ``version`` the operator's chart fills with its own version
+(``default .Chart.AppVersion`` in its ClusterPolicy template): the operator's image tag."""
+
+
+def operator_fallbacks(full: dict[str, Any]) -> None:
+    """The operator's values where the policy leaves one empty, in place.
+
+    An empty ``validator.version`` / ``nodeStatusExporter.version`` is the release's (as the
+    operator's chart fills it). The operator's applyCommonDaemonsetConfig sets tolerations only from a non-empty list and
+    the priority class only from a non-empty name; otherwise each pod keeps its asset's
+    (``nvidia.com/gpu`` ``Exists`` ``NoSchedule``, ``system-node-critical``). Here in the model,
+    so the static render and the chart values both carry them (``validate`` warns,
+    ``operator-fallback``)."""
+    for key in APP_VERSION_SECTIONS:
+        section = full.get(key)
+        if isinstance(section, dict) and section.get("version") == "":
+            section["version"] = _defaults()[key]["version"]
+    common = full.get("daemonsets")
+    if not isinstance(common, dict):
+        return
+    if common.get("tolerations") == []:
+        common["tolerations"] = [dict(t) for t in ASSET_TOLERATIONS]
+    if common.get("priorityClassName") == "":
+        common["priorityClassName"] = ASSET_PRIORITY_CLASS
+
+
 def kube_minor(version: str) -> str:
     """``1.31``, ``1.31.0`` and ``v1.31.0`` (Helm's ``--kube-version`` spellings) -> ``1.31``."""
     parts = version.removeprefix("v").split(".")
@@ -55,6 +88,7 @@ def resolve(values: dict[str, Any], cluster: str, defaulted: dict[str, Any] | No
     full = with_defaults(values) if defaulted is None else defaulted
     full["cluster"]["name"] = cluster
     full["cluster"]["kubeVersion"] = kube_minor(str(full["cluster"]["kubeVersion"]))
+    operator_fallbacks(full)
     kept = prune(full)
     pools = tuple(resolve_pool(kept, p) for p in kept.get("nodePools") or [])
     return Model(values=kept, cluster=cluster, pools=pools, unpruned=None if kept is full else full)

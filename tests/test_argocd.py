@@ -134,12 +134,12 @@ def test_applications_layout_carries_per_cluster_settings() -> None:
             "namespace": "gpu-operator",
             "jsonPointers": ["/spec/template/spec/containers/0/resources/requests/memory"],
         },
-        {  # the MPS control daemon takes the device plugin's resources too
+        {  # the MPS control daemon takes the device plugin's resources too (its mounts init from v26.7)
             "group": "apps",
             "kind": "DaemonSet",
             "name": "nvidia-device-plugin-mps-control-daemon",
             "namespace": "gpu-operator",
-            "jsonPointers": ["/spec/template/spec/containers/0/resources/requests/memory"],
+            "jsonPointers": ["/spec/template/spec/containers/0/resources/requests/memory", "/spec/template/spec/initContainers/1/resources/requests/memory"],
         },
     ]
     assert "ignoreDifferences" not in yamlio.load(files["argocd/applications/prod-1.yaml"])["spec"]

@@ -1114,6 +1114,24 @@ def test_chart_refuses_builder_keys_it_would_render_wrong(helm: str, example: Pa
     assert "nfd.master.extraLabelNs is not the list" in err, err
 
 
+def test_chart_refuses_values_the_policy_fills_or_orders_as_the_operator(helm: str, example: Path) -> None:
+    """The policy fills an empty `daemonsets.tolerations` / `priorityClassName` and an empty
+    validator version as the operator does (renderer/resolve.py, operator_fallbacks), refuses
+    an image ImagePath refuses, and orders env the operator sets after the user's; the chart
+    prints values as set and splices the user's env after the fixed entries, so it refuses them."""
+    cases = [
+        (("--set-json", "daemonsets.tolerations=[]"), "daemonsets.tolerations is empty"),
+        (("--set", "daemonsets.priorityClassName="), "daemonsets.priorityClassName is empty"),
+        (("--set", "validator.version="), "validator.version is empty"),
+        (("--set", "migManager.version="), "migManager names an image without all of repository, image and version"),
+        (("--set-json", 'gfd.env=[{"name":"MIG_STRATEGY","value":"none"}]'), "gfd.env sets MIG_STRATEGY"),
+        (("--set", "devicePlugin.config.name=sharing", "--set-json", 'devicePlugin.env=[{"name":"CONFIG_FILE","value":"/x"}]'), "devicePlugin.env sets CONFIG_FILE"),
+    ]
+    for args, message in cases:
+        assert message in _refused(helm, example, *args), args
+    assert _template(helm, example, "--set", "devicePlugin.repository=", "--set", "devicePlugin.version=", "--set", "devicePlugin.image=registry.example.com/dp:1")
+
+
 # --- refusals: values gpu-render derived from the pool list, set against the pools ----------
 
 DRA_CHART = CASES / "dra-mixed" / "expected" / CHART

@@ -9,6 +9,7 @@ from typing import Any
 
 from renderer.jsondata import clone
 from renderer.model import Model
+from renderer.releasegate import has
 
 Obj = dict[str, Any]
 
@@ -199,9 +200,26 @@ def toolkit_validation_init(model: Model) -> Obj:
         "securityContext": {"privileged": True, "runAsUser": 0},
         "volumeMounts": [mount("run-nvidia-validations", VALIDATIONS_DIR, propagation="HostToContainer")],
     }
-    if v.get("resources"):
-        out["resources"] = resources(v)
+    toolkit_env = _section_env(v, "toolkit")
+    if toolkit_env:
+        # transformValidationInitContainer: `validator.toolkit.env` reaches every operand's
+        # toolkit-validation, not only the validator's
+        out["env"] = env_list(extra=toolkit_env)
+    init_resources(out, model, v)
     return out
+
+
+INIT_RESOURCES_SINCE = "v26.7"
+"""The first release whose operator gives managed init containers (validations, config-manager-init,
+mps-control-daemon-mounts, k8s-driver-manager) their section's ``resources`` (object_controls.go,
+``applyResourceRequirements``); before, only the main containers get them."""
+
+
+def init_resources(ctr: Obj, model: Model, section: dict[str, Any]) -> Obj:
+    """``section.resources`` on a managed init container, from the release that sets them."""
+    if section.get("resources") and has(model.release, INIT_RESOURCES_SINCE):
+        ctr["resources"] = resources(section)
+    return ctr
 
 
 def host_root(model: Model) -> str:
@@ -239,9 +257,7 @@ def validation_container(model: Model, component: str, env: list[Obj], mounts: l
         "securityContext": validation_security() if security is None else security,
         "volumeMounts": mounts,
     }
-    if v.get("resources"):
-        out["resources"] = resources(v)
-    return out
+    return init_resources(out, model, v)
 
 
 DRIVER_GATE = f"""set -eu
@@ -321,7 +337,9 @@ def get_env(env: list[Obj], name: str) -> str | None:
 
 
 def apply_host_root(pod: Obj, model: Model) -> None:
-    """``HOST_ROOT`` on every container when ``hostPaths.rootFS`` is not ``/`` (as the operator does)."""
+    """``HOST_ROOT`` on every container when ``hostPaths.rootFS`` is not ``/``. The operator's
+    transformHostRootVolume sets it only in pods that mount the host's root (docs/fidelity.md:
+    here in every operand pod, where the images that do not mount it never read it)."""
     root = host_root(model)
     if root == "/":
         return
@@ -374,12 +392,15 @@ def daemonset(
     pod_annotations: dict[str, str] | None = None,
     extra_labels: dict[str, str] | None = None,
     stable_pod_labels: bool = False,
+    common_annotations_win: bool = False,
 ) -> Obj:
     """A DaemonSet with the common ``daemonsets.*`` settings applied.
 
     ``stable_pod_labels`` keeps release-bearing labels (``helm.sh/chart``, ...) off the pod
     template, for DaemonSets whose pods must not restart on a mere chart bump (the driver).
     ``hostPaths.rootFS`` is applied (``HOST_ROOT`` env) to every container.
+    ``common_annotations_win``: ``daemonsets.annotations`` over
+    ``pod_annotations`` on a shared key (else the other way round).
     """
     common = model.section("daemonsets")
     lbls = labels(name, component)
@@ -392,8 +413,14 @@ def daemonset(
         if stable_pod_labels and k in VERSION_LABELS:
             continue
         pod_labels[k] = str(v)
-    annotations = dict(common.get("annotations") or {})
-    annotations.update(pod_annotations or {})
+    if common_annotations_win:
+        # the operator's applyCommonDaemonsetMetadata runs after the operand's transform: on a
+        # shared key daemonsets.annotations win over the operand's own (dcgmExporter.annotations)
+        annotations = dict(pod_annotations or {})
+        annotations.update(common.get("annotations") or {})
+    else:
+        annotations = dict(common.get("annotations") or {})
+        annotations.update(pod_annotations or {})
     spec = clone(pod_spec)  # JSON data: clone is several times faster than deepcopy
     apply_host_root(spec, model)
     spec.setdefault("affinity", deploy_affinity(operand))

@@ -137,7 +137,7 @@ def daemonset(model: Model) -> Obj:
         pod["runtimeClassName"] = rc
     annotations = {str(k): str(v) for k, v in (exp.get("annotations") or {}).items()}
     annotations.update(h.nri_annotation(model, NAME))
-    return c.daemonset(NAME, model, operand="dcgm-exporter", pod_spec=pod, section=c.with_validator_secrets(model, exp), pod_annotations=annotations)
+    return c.daemonset(NAME, model, operand="dcgm-exporter", pod_spec=pod, section=c.with_validator_secrets(model, exp), pod_annotations=annotations, common_annotations_win=True)
 
 
 def service(model: Model) -> Obj:

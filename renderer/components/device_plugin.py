@@ -65,6 +65,8 @@ def mig_env(model: Model) -> list[tuple[str, str]]:
 
 
 def _config_manager(model: Model, *, oneshot: bool, process: str) -> Obj:
+    """config-manager, the init or the sidecar, without resources (docs/fidelity.md: the
+    operator gives them the pod section's; ``validate`` warns, ``config-manager-resources``)."""
     dp = model.section("devicePlugin")
     cfg = plugin_config(model)
     env = [
@@ -95,12 +97,21 @@ def _config_manager(model: Model, *, oneshot: bool, process: str) -> Obj:
     return ctr
 
 
-def apply_plugin_config(model: Model, pod: Obj, main: Obj, process: str) -> None:
-    """Wire the plugin-config ConfigMap into a pod (device plugin, GFD, MPS daemon) when one is named."""
+def _named(env: Any, name: str) -> bool:
+    return any(isinstance(e, dict) and e.get("name") == name for e in env or [])
+
+
+def apply_plugin_config(model: Model, pod: Obj, main: Obj, process: str, section: dict[str, Any]) -> None:
+    """Wire the plugin-config ConfigMap into a pod (device plugin, GFD, MPS daemon) when one is
+    named; ``section`` is the pod's values section (its env)."""
     name = config_name(model)
     if not name:
         return
-    c.set_env(main.setdefault("env", []), "CONFIG_FILE", "/config/config.yaml")
+    env = main.setdefault("env", [])
+    # the device plugin's env takes devicePlugin.env last (TransformDevicePlugin: after
+    # handleDevicePluginConfig), so the user's CONFIG_FILE wins there; GFD's does not
+    if not (process == "nvidia-device-plugin" and _named(section.get("env"), "CONFIG_FILE")):
+        c.set_env(env, "CONFIG_FILE", "/config/config.yaml")
     main.setdefault("volumeMounts", []).append(c.mount("config", "/config"))
     pod.setdefault("initContainers", []).append(_config_manager(model, oneshot=True, process=process))
     pod["containers"].append(_config_manager(model, oneshot=False, process=process))
@@ -174,7 +185,7 @@ def daemonset(model: Model) -> Obj:
             c.host_path("mps-shm", f"{root}/shm"),
         ],
     }
-    apply_plugin_config(model, pod, container, "nvidia-device-plugin")
+    apply_plugin_config(model, pod, container, "nvidia-device-plugin", dp)
     return c.gpu_client_daemonset(NAME, model, operand="device-plugin", pod_spec=pod, section=c.with_validator_secrets(model, dp), gpu_container="nvidia-device-plugin")
 
 

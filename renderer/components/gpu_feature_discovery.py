@@ -38,6 +38,9 @@ def daemonset(model: Model) -> Obj:
         ],
     }
     c.apply_container_settings(main, gfd)
+    for name, value in dpl.mig_env(model):
+        # TransformGPUDiscoveryPlugin runs applyMIGConfiguration after gfd.env: mig.strategy wins
+        c.set_env(main["env"], name, value)
     pod: Obj = {
         "serviceAccountName": SA,
         "initContainers": [c.toolkit_validation_init(model)],
@@ -48,7 +51,7 @@ def daemonset(model: Model) -> Obj:
             c.host_path("run-nvidia-validations", c.VALIDATIONS_DIR, "DirectoryOrCreate"),
         ],
     }
-    dpl.apply_plugin_config(model, pod, main, "gpu-feature-discovery")
+    dpl.apply_plugin_config(model, pod, main, "gpu-feature-discovery", gfd)
     return c.gpu_client_daemonset(NAME, model, operand="gpu-feature-discovery", pod_spec=pod, section=c.with_validator_secrets(model, gfd), gpu_container="gpu-feature-discovery")
 
 

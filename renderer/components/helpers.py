@@ -127,7 +127,7 @@ def validator_init(model: Model, name: str, script: str, *, propagation: str = "
     }
     if not void:
         del out["env"]
-    return out
+    return c.init_resources(out, model, v)  # transformValidationInitContainer (a `validation` init)
 
 
 def driver_manager_init(model: Model, key: str) -> Obj:
@@ -155,6 +155,4 @@ def driver_manager_init(model: Model, key: str) -> Obj:
             c.mount("host-sys", "/sys"),
         ],
     }
-    if section.get("resources"):
-        ctr["resources"] = c.resources(section)
-    return ctr
+    return c.init_resources(ctr, model, section)  # transformDriverManagerInitContainer's `resources`

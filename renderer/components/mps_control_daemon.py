@@ -45,20 +45,21 @@ def daemonset(model: Model) -> Obj:
     main["env"].insert(0, c.field_env("NODE_NAME", "spec.nodeName"))
     if dp.get("resources"):
         main["resources"] = c.resources(dp)
+    mounts_init: Obj = {
+        "name": "mps-control-daemon-mounts",
+        "image": image,
+        "imagePullPolicy": pull,
+        "command": ["mps-control-daemon", "mount-shm"],
+        "securityContext": {"privileged": True},
+        "volumeMounts": [c.mount("mps-root", "/mps", propagation="Bidirectional")],
+    }
     pod: Obj = {
         "serviceAccountName": SA,
         "hostPID": True,
         "affinity": affinity(),
         "initContainers": [
             c.toolkit_validation_init(model),
-            {
-                "name": "mps-control-daemon-mounts",
-                "image": image,
-                "imagePullPolicy": pull,
-                "command": ["mps-control-daemon", "mount-shm"],
-                "securityContext": {"privileged": True},
-                "volumeMounts": [c.mount("mps-root", "/mps", propagation="Bidirectional")],
-            },
+            c.init_resources(mounts_init, model, dp),  # v26.7: the init gets devicePlugin.resources
         ],
         "containers": [main],
         "volumes": [
@@ -67,7 +68,7 @@ def daemonset(model: Model) -> Obj:
             c.host_path("mps-shm", f"{root}/shm"),
         ],
     }
-    dpl.apply_plugin_config(model, pod, main, "mps-control-daemon")
+    dpl.apply_plugin_config(model, pod, main, "mps-control-daemon", dp)
     return c.gpu_client_daemonset(NAME, model, operand="device-plugin", pod_spec=pod, section=c.with_validator_secrets(model, dp), gpu_container="mps-control-daemon-ctr")
 
 

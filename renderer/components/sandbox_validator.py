@@ -48,6 +48,8 @@ def daemonset(model: Model) -> Obj:
         _validation(model, "vgpu-devices", [], se_linux=False),
     ]
     container = h.validator_main(model, NAME, "*")
+    # TransformValidatorShared, as on the operator validator: `validator.env` and `resources`
+    c.apply_container_settings(container, v, args=False)
     pod: Obj = {
         "serviceAccountName": NAME,
         "initContainers": inits,

@@ -5,6 +5,8 @@ The default device-type ConfigMap is the operator's data file, kept as data.
 
 from __future__ import annotations
 
+from typing import Any
+
 from renderer.components import common as c
 from renderer.components import facts
 from renderer.components import helpers as h
@@ -27,6 +29,14 @@ def config_name(model: Model) -> str:
     return str(model.section("vgpuDeviceManager").get("config", {}).get("name") or "")
 
 
+def _env(env: list[Obj], vdm: dict[str, Any], default: str) -> list[Obj]:
+    """The asset's env, then ``vgpuDeviceManager.env``, then ``DEFAULT_VGPU_CONFIG`` once more:
+    TransformVGPUDeviceManager sets it from ``config.default`` after the user's env."""
+    out = c.env_list(extra=env + list(vdm.get("env") or []))
+    c.set_env(out, "DEFAULT_VGPU_CONFIG", default)
+    return out
+
+
 def daemonset(model: Model) -> Obj:
     vdm = model.section("vgpuDeviceManager")
     default = str(vdm.get("config", {}).get("default") or "default")
@@ -38,7 +48,7 @@ def daemonset(model: Model) -> Obj:
     container = h.main_container(
         NAME,
         vdm,
-        env=c.env_list(extra=env + list(vdm.get("env") or [])),
+        env=_env(env, vdm, default),
         securityContext={"privileged": True},
         volumeMounts=[
             c.mount("vgpu-config", "/vgpu-config"),

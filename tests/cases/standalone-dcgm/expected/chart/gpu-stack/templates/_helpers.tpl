@@ -204,9 +204,11 @@ env:
     seLinuxOptions:
       level: s0
   {{- include "gpu-stack.volumeMounts" . | nindent 2 }}
-  {{- with .Values.validator.resources }}
+  {{- if eq .Values.cluster.operatorRelease "v26.7" }}
+  {{- if .Values.validator.resources }}
   resources:
-    {{- toYaml . | nindent 4 }}
+    {{- with .Values.validator.resources }}{{ toYaml . | nindent 4 }}{{ end }}
+  {{- end }}
   {{- end }}
 {{- end -}}
 
@@ -233,16 +235,6 @@ volumeMounts:
     type: DirectoryOrCreate
 {{- end -}}
 
-{{- define "gpu-stack.annotations" -}}
-{{- if or .Values.daemonsets.annotations .Values.cdi.nriPluginEnabled }}
-annotations:
-  {{- with .Values.daemonsets.annotations }}{{ toYaml . | nindent 2 }}{{ end }}
-  {{- if .Values.cdi.nriPluginEnabled }}
-  nvidia.cdi.k8s.io/container.toolkit-validation: management.nvidia.com/gpu=all
-  {{- end }}
-{{- end }}
-{{- end -}}
-
 {{- define "gpu-stack.toolkit-validation" -}}
 - name: toolkit-validation
   image: "{{ .Values.validator.repository }}/{{ .Values.validator.image }}:{{ .Values.validator.version }}"
@@ -267,10 +259,20 @@ annotations:
     - name: run-nvidia-validations
       mountPath: /run/nvidia/validations
       mountPropagation: Bidirectional
-  {{- with .Values.validator.resources }}
+  {{- if eq .Values.cluster.operatorRelease "v26.7" }}
+  {{- if .Values.validator.resources }}
   resources:
-    {{- toYaml . | nindent 4 }}
+    {{- with .Values.validator.resources }}{{ toYaml . | nindent 4 }}{{ end }}
   {{- end }}
+  {{- end }}
+{{- end -}}
+
+{{- define "gpu-stack.env-operator-validator" -}}
+{{- if or .Values.validator.env (ne .Values.hostPaths.rootFS "/") }}
+env:
+  {{- with .Values.validator.env }}{{ toYaml . | nindent 2 }}{{ end }}
+  {{- with include "gpu-stack.host-root" . | trim }}{{ . | nindent 2 }}{{ end }}
+{{- end }}
 {{- end -}}
 
 {{- define "gpu-stack.initContainers" -}}
@@ -297,9 +299,11 @@ initContainers:
     - name: run-nvidia-validations
       mountPath: /run/nvidia/validations
       mountPropagation: HostToContainer
-  {{- with .Values.validator.resources }}
+  {{- if eq .Values.cluster.operatorRelease "v26.7" }}
+  {{- if .Values.validator.resources }}
   resources:
-    {{- toYaml . | nindent 4 }}
+    {{- with .Values.validator.resources }}{{ toYaml . | nindent 4 }}{{ end }}
+  {{- end }}
   {{- end }}
   {{- if ne .Values.hostPaths.rootFS "/" }}
   env:
@@ -400,27 +404,6 @@ endpoints:
     relabelings:
       {{- toYaml . | nindent 6 }}
     {{- end }}
-{{- end -}}
-
-{{- define "gpu-stack.vfio-pci-validation" -}}
-- name: vfio-pci-validation
-  image: "{{ .Values.validator.repository }}/{{ .Values.validator.image }}:{{ .Values.validator.version }}"
-  imagePullPolicy: {{ .Values.validator.imagePullPolicy | quote }}
-  command:
-    - sh
-    - -c
-  args:
-    - until [ -f /run/nvidia/validations/workload-type ]; do echo waiting for workload type status file; sleep 5; done; if
-      [ "$(cat /run/nvidia/validations/workload-type)" != "vm-passthrough" ]; then echo vfio-pci not needed, skipping validation;
-      exit 0; fi; until [ -f /run/nvidia/validations/vfio-pci-ready ]; do echo waiting for vfio-pci driver ...; sleep 5; done;
-  {{- include "gpu-stack.env" . | nindent 2 }}
-  securityContext:
-    privileged: true
-    runAsUser: 0
-  volumeMounts:
-    - name: run-nvidia-validations
-      mountPath: /run/nvidia/validations
-      mountPropagation: HostToContainer
 {{- end -}}
 
 {{- define "gpu-stack.config-manager" -}}
