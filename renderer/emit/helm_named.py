@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from renderer.emit.helm_text import (
+    _LITERALS,
     _SCOPE,
     _VARS,
     APP_LABELS,
@@ -208,8 +209,9 @@ class _Interner:
                 pooly = pooly or inner or self._mentions(text)
         elif isinstance(node, dict):
             one = self._one_pool
+            strs = self._strs  # (a string's facts looked up here: most values are strings)
             for k, v in node.items():
-                num, form, sub, act, inner = facts(v)
+                num, form, sub, act, inner = (type(v) is str and strs.get(v)) or facts(v)
                 if type(k) is str:
                     nums.append(("str", k, num))
                     forms.append(("str", k, form))
@@ -224,8 +226,9 @@ class _Interner:
                     acts = acts or act or isinstance(k, Splice)
                     pooly = pooly or inner or self._mentions(repr(k))
         else:
+            strs = self._strs
             for v in node:
-                num, form, sub, act, inner = facts(v)
+                num, form, sub, act, inner = (type(v) is str and strs.get(v)) or facts(v)
                 nums.append(num)
                 forms.append(form)
                 count += sub
@@ -280,6 +283,14 @@ class Helpers:
     """Names the chart's own helpers (renderer/data/chart_helpers.tpl) use."""
 
     def __init__(self, chart: str, templates: list[Template]) -> None:
+        _LITERALS.append(self)  # (the lines of a site are counted with the literal maps' texts kept)
+        try:
+            self._find(chart, templates)
+        finally:
+            _LITERALS.pop()
+
+    def _find(self, chart: str, templates: list[Template]) -> None:
+        """What :meth:`__init__` does: the named templates of ``templates``."""
         self.chart = chart
         self.booleans: frozenset[Path] = frozenset().union(*(tpl.booleans for tpl in templates))
         """The boolean knobs of all the templates (for :func:`helm_text.template_text`)."""
@@ -290,6 +301,10 @@ class Helpers:
         self.defining: FP | None = None
         pools = {tpl.pool_key for tpl in templates if tpl.pool_key}
         self.intern = _Interner(pools)
+        self._hoisted: dict[int, tuple[Any, list[tuple[str, Variant]]]] = {}
+        """:meth:`repeated` of each object, by id (the object kept alive with it)."""
+        self._literals: dict[tuple[int, int, str | None], str | None] = {}
+        """:meth:`literal` by (the map's number, indentation, pool scope)."""
         self._site_lists: dict[int, tuple[Any, list[Site]]] = {}
         """:func:`_sites` of each top-level node of the templates, by id (three passes read them)."""
         where: dict[FP, list[str]] = {}
@@ -355,7 +370,7 @@ class Helpers:
         first, and only where the chart gets shorter for it (counting the ``define``)."""
         for tpl in templates:
             for node in tpl.pooled.values():
-                hoisted = _repeated(node, self.intern.acts)
+                hoisted = self.repeated(node)
                 counts: dict[FP, list[Site]] = {}
                 inside: set[int] = set()  # printed by a named template already (the GDS and GDRCopy sidecars)
                 for site in self._sites_of(node):
@@ -391,6 +406,25 @@ class Helpers:
                     self.carried[fp] = carried
                     for one in sites:
                         done.update(_ids(one[2]))
+
+    def repeated(self, node: Any) -> list[tuple[str, Variant]]:
+        """:func:`helm_text._repeated` of an object, walked once: a pooled object's is asked
+        here (:meth:`_pool_repeats`) and again when the object is printed."""
+        hit = self._hoisted.get(id(node))
+        if hit is None or hit[0] is not node:
+            hit = self._hoisted[id(node)] = (node, _repeated(node, self.intern.acts))
+        return hit[1]
+
+    def literal(self, node: dict[Any, Any], ind: int, make: Callable[[Out, dict[Any, Any], int], str | None]) -> str | None:
+        """The text of a map that takes nothing from the values printed at ``ind`` (``make``:
+        the printer, given an ``Out`` without named templates: such a map is none and holds
+        none), made once per distinct map: it reads no variable, condition or named template,
+        so equal maps print equal text at one indentation (the pool's scope is in the key for a
+        ``Joined`` leaf's ``$pool``). None: print it in place."""
+        key = (self.intern.of(node), ind, _SCOPE[-1] if _SCOPE else None)
+        if key not in self._literals:
+            self._literals[key] = make(Out(), node, ind)
+        return self._literals[key]
 
     def _sites_of(self, node: Any) -> list[Site]:
         """:func:`_sites` of a top-level node of the templates, listed once."""

@@ -460,7 +460,33 @@ def splice_source(key: Splice, val: Any) -> str:
     return "and " + _arg(cond_expr(cond)) + " " + values_expr(key.path)
 
 
+_LITERALS: list[Helpers] = []
+"""While the chart's templates print, or its named templates are chosen: the named templates,
+whose interner tells a literal map and which keep its text (:meth:`Helpers.literal`), for the
+prints that count lines too (an ``Out`` without named templates: a literal map includes none)."""
+
+
 def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
+    """The entries of ``node`` at indentation ``ind``; a literal map (nothing from the values:
+    the env entries, labels and schema parts the components repeat) printed once per build and
+    indentation, its text reused (:meth:`Helpers.literal`)."""
+    helpers = out.helpers or (_LITERALS[-1] if _LITERALS else None)
+    if helpers is not None and node and not helpers.intern.acts(node):
+        text = helpers.literal(node, ind, _literal_text)
+        if text:
+            out.lines(text)
+            return
+    _emit_entries(out, node, ind)
+
+
+def _literal_text(out: Out, node: dict[Any, Any], ind: int) -> str | None:
+    """The text :func:`_emit_entries` prints for the literal map ``node`` into a new ``out``,
+    or None when it leaves an action pending (then it is not text to reuse)."""
+    _emit_entries(out, node, ind)
+    return None if out.prefix else "".join(out.parts)
+
+
+def _emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
     pad = " " * ind
     items = _narrow_entries(list(node.items()), ind)
     splices: list[Splice] = []  # the map's splice keys, listed at the first one (most maps have none)
@@ -1161,6 +1187,16 @@ def _camel(text: str) -> str:
 def template_text(tpl: Template, header: str, helpers: Helpers | None = None) -> str:
     BOOLEANS.clear()
     BOOLEANS.update(helpers.booleans if helpers is not None else tpl.booleans)
+    if helpers is None:
+        return _template_text(tpl, header, helpers)
+    _LITERALS.append(helpers)
+    try:
+        return _template_text(tpl, header, helpers)
+    finally:
+        _LITERALS.pop()
+
+
+def _template_text(tpl: Template, header: str, helpers: Helpers | None) -> str:
     out = Out(helpers)
     out.parts.append(header)
     gated = bool(tpl.gate) and tpl.gate != ((),)
@@ -1276,7 +1312,7 @@ def _object(out: Out, node: Any) -> None:
         _variant(out, node, lambda case: _object(out, case))
         return
     out.text("---")
-    hoisted = _repeated(node, out.helpers.intern.acts if out.helpers is not None else None)
+    hoisted = out.helpers.repeated(node) if out.helpers is not None else _repeated(node)
     for var, variant in hoisted:
         _assign(out, var, variant)
     _VARS.update({repr(variant): var for var, variant in hoisted})
@@ -1292,9 +1328,10 @@ the object's top into a variable (the driver DaemonSet's name, label and selecto
 
 
 def _var_of(node: Any) -> str:
-    """The variable :data:`_VARS` holds ``node`` in, or "" (no repr made when it holds none:
-    most objects hoist nothing, and a node's repr is a walk of all of it)."""
-    return _VARS.get(repr(node), "") if _VARS else ""
+    """The variable :data:`_VARS` holds ``node`` in, or "" (no repr made when it holds none,
+    or when ``node`` is no chooser among strings: the variants it holds are such choosers
+    (:func:`_repeated`), a repr tells each case's type, and a node's repr is a walk of all of it)."""
+    return _VARS.get(repr(node), "") if _VARS and isinstance(node, Variant) and _hoistable(node) else ""
 
 
 def _hoistable(node: Variant) -> bool:
