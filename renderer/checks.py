@@ -191,7 +191,7 @@ def label_rules(located: Located) -> list[Problem]:
     pools = [p for p in (located.data.get("nodePools") or []) if isinstance(p, dict)]
     labels = [*LABEL_MAPS, *(f"/nodePools/{i}/driver/{key}" for i in range(len(pools)) for key in ("labels", "nodeSelector"))]
     annotations = [*ANNOTATION_MAPS, *(f"/nodePools/{i}/driver/annotations" for i in range(len(pools)))]
-    problems: list[Problem] = []
+    problems = _pool_label_values(located, pools)
     for pointer in [*labels, *annotations]:
         found, value = _lookup(located.data, pointer)
         if not found or not isinstance(value, dict):
@@ -208,6 +208,21 @@ def label_rules(located: Located) -> list[Problem]:
             elif what == "label" and isinstance(item, str) and (why := label_value_error(item)):
                 problems.append(_problem(located, at, f"{item[:80]!r} is not a valid label value: {why}",
                                          "Kubernetes refuses the object that carries it (a placeholder left by a template?)", "label-syntax"))
+    return problems
+
+
+def _pool_label_values(located: Located, pools: list[dict[str, Any]]) -> list[Problem]:
+    """A pool's ``devicePluginConfig`` and ``mig.config`` are seeded as the node labels
+    ``nvidia.com/device-plugin.config`` and ``nvidia.com/mig.config``: label values too (the
+    seeder's label write would fail on every node of the pool)."""
+    problems: list[Problem] = []
+    for index, pool in enumerate(pools):
+        mig = pool.get("mig")
+        for pointer, value in ((f"/nodePools/{index}/devicePluginConfig", pool.get("devicePluginConfig")),
+                               (f"/nodePools/{index}/mig/config", mig.get("config") if isinstance(mig, dict) else None)):
+            if isinstance(value, str) and (why := label_value_error(value)):
+                problems.append(_problem(located, pointer, f"{value[:80]!r} is not a valid label value: {why}",
+                                         "it becomes a node label of the pool's nodes, which Kubernetes refuses", "label-syntax"))
     return problems
 
 

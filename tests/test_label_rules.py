@@ -57,3 +57,10 @@ def test_every_label_map_the_render_writes_is_checked() -> None:
 def test_valid_labels_render_on_every_operand() -> None:
     p = plan(Inputs(yamlio.dump({"nodePools": [POOL], "daemonsets": {"labels": {"cg-devx.metadata.version": "24.3.0"}}}).encode(), "values.yaml"))
     assert not [x for x in p.problems if x.severity.name == "ERROR"]
+
+
+def test_a_pools_seeded_label_values_are_checked() -> None:
+    """devicePluginConfig and mig.config become node labels of the pool's nodes."""
+    pool = {**POOL, "devicePluginConfig": "a b", "mig": {"config": "all-1g.10gb"}}
+    policy = {"nodePools": [pool], "devicePlugin": {"config": {"name": "plugin-config", "data": {"a b": "version: v1\n"}}}}
+    assert _errors(policy) == ["/nodePools/0/devicePluginConfig"]
