@@ -66,6 +66,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += dcgm_localhost_rules(located, values)
     problems += image_parts_rules(located, values)
     problems += config_manager_resources(located, values)
+    problems += label_rules(located)
     return problems
 
 
@@ -282,6 +283,86 @@ def _lookup(data: Any, pointer: str) -> tuple[bool, Any]:
         else:
             return False, None
     return True, node
+
+
+# --- labels: what Kubernetes accepts as a label key and value ---------------------------------
+
+_LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+LABEL_MAPS = (
+    "/daemonsets/labels",
+    "/dcgmExporter/serviceMonitor/additionalLabels",
+    "/nfd/gc/nodeSelector",
+    "/nfd/master/nodeSelector",
+    "/nfd/worker/nodeSelector",
+    "/driver/nvidiaDriverCRD/nodeSelector",
+    "/gitops/clusterSelector/matchLabels",
+)
+"""Maps the render writes as Kubernetes labels or label selectors (a pool's driver ``labels`` and
+``nodeSelector`` too): the API server refuses an object whose label key or value breaks the
+label syntax, so the operator's DaemonSets (and gpu-render's) would never be created."""
+ANNOTATION_MAPS = ("/daemonsets/annotations", "/dcgmExporter/annotations")
+"""Maps written as annotations: their keys follow the label key syntax (values are free)."""
+
+
+def label_key_error(key: str) -> str:
+    """Why ``key`` is no Kubernetes label key (an optional DNS-subdomain prefix and ``/``, then a
+    name of at most 63 characters), or ``""``."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and not (len(prefix) <= 253 and _DNS_SUBDOMAIN.fullmatch(prefix)):
+        return f"its prefix {prefix[:80]!r} is not a DNS subdomain (lowercase letters, digits, '-' and '.', at most 253 characters)"
+    if not _LABEL_NAME.fullmatch(name):
+        return f"its name {name[:80]!r} is not 1 to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+    return ""
+
+
+def label_value_error(value: str) -> str:
+    """Why ``value`` is no Kubernetes label value (empty, or a label name), or ``""``."""
+    if value == "" or _LABEL_NAME.fullmatch(value):
+        return ""
+    return "a label value is empty or 1 to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+
+
+def label_rules(located: Located) -> list[Problem]:
+    """Label keys and values, and annotation keys, as the API server checks them: a values
+    file the operator reads without a word (``<GITOPS_REPOSITORY_NAME>-admin`` left by a
+    template in ``daemonsets.labels``) gives DaemonSets every ``kubectl apply`` refuses."""
+    pools = [p for p in (located.data.get("nodePools") or []) if isinstance(p, dict)]
+    labels = [*LABEL_MAPS, *(f"/nodePools/{i}/driver/{key}" for i in range(len(pools)) for key in ("labels", "nodeSelector"))]
+    annotations = [*ANNOTATION_MAPS, *(f"/nodePools/{i}/driver/annotations" for i in range(len(pools)))]
+    problems = _pool_label_values(located, pools)
+    for pointer in [*labels, *annotations]:
+        found, value = _lookup(located.data, pointer)
+        if not found or not isinstance(value, dict):
+            continue
+        what = "label" if pointer in labels else "annotation"
+        for key, item in value.items():
+            at = f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}"
+            # annotation keys are checked lowercased, as the API server does
+            why = label_key_error(str(key) if what == "label" else str(key).lower())
+            if why:
+                file, line, col = located.locate(at, key=True)
+                problems.append(Problem(file, line, col, at, f"{str(key)[:80]!r} is not a valid {what} key: {why}",
+                                        hint="Kubernetes refuses the object that carries it", code="label-syntax"))
+            elif what == "label" and isinstance(item, str) and (why := label_value_error(item)):
+                problems.append(_problem(located, at, f"{item[:80]!r} is not a valid label value: {why}",
+                                         "Kubernetes refuses the object that carries it (a placeholder left by a template?)", "label-syntax"))
+    return problems
+
+
+def _pool_label_values(located: Located, pools: list[dict[str, Any]]) -> list[Problem]:
+    """A pool's ``devicePluginConfig`` and ``mig.config`` are seeded as the node labels
+    ``nvidia.com/device-plugin.config`` and ``nvidia.com/mig.config``: label values too (the
+    seeder's label write would fail on every node of the pool)."""
+    problems: list[Problem] = []
+    for index, pool in enumerate(pools):
+        mig = pool.get("mig")
+        for pointer, value in ((f"/nodePools/{index}/devicePluginConfig", pool.get("devicePluginConfig")),
+                               (f"/nodePools/{index}/mig/config", mig.get("config") if isinstance(mig, dict) else None)):
+            if isinstance(value, str) and (why := label_value_error(value)):
+                problems.append(_problem(located, pointer, f"{value[:80]!r} is not a valid label value: {why}",
+                                         "it becomes a node label of the pool's nodes, which Kubernetes refuses", "label-syntax"))
+    return problems
 
 
 # --- strings: control and bidi characters, identifiers, image references ------------------

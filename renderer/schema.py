@@ -254,7 +254,14 @@ def _unknown_key(err: Any, path: list[Any], key: str, located: Located) -> Probl
     file, line, col = located.locate(pointer, key=True)
     parent = str(path[-1]) if path else ""
     chart_path = [*path, key]
-    hint = _did_you_mean(key, known) or _chart_key(chart_path, moved=True) or _known_elsewhere(key, parent) or _chart_key(chart_path, moved=False)
+    # the same key in another section says more than a near spelling here (a top-level
+    # `nodeSelector` is no misspelt `nodeLabeller`), and with what the chart made of it: a key
+    # put in the wrong section was ignored by Helm, so the operator never applied it
+    same_case = _did_you_mean(key, [k for k in known if k.lower() == key.lower()])
+    elsewhere = _known_elsewhere(key, parent)
+    ignored = _chart_key(chart_path, moved=False)
+    placed = "; ".join(h for h in (elsewhere, ignored) if h) if elsewhere else ""
+    hint = same_case or _chart_key(chart_path, moved=True) or placed or _did_you_mean(key, known) or ignored
     return Problem(file, line, col, pointer, f"unknown key {key!r}", hint=hint, code="unknown-key")
 
 

@@ -48,6 +48,26 @@ CASES = [
      ["values.yaml:5:7: /nodePools/0/driver/usePrecompield: unknown key 'usePrecompield' (did you mean 'usePrecompiled'?)"]),
     ("key-in-the-wrong-section", "kubeVersion: '1.35'\n", None,
      ["values.yaml:1:1: /kubeVersion: unknown key 'kubeVersion' ('kubeVersion' is a key of cluster)"]),
+    # a key of another section says more than a near spelling: a top-level nodeSelector (Helm
+    # ignored it, a Flux HelmRelease of the corpus) is no misspelt nodeLabeller
+    ("key-of-other-sections-over-a-near-spelling", "nodeSelector:\n  node-pool: gpu\n", None,
+     ["values.yaml:1:1: /nodeSelector: unknown key 'nodeSelector' ('nodeSelector' is a key of operator, driver.nvidiaDriverCRD, nfd.gc and 3 more)"]),
+    # the NFD subchart's key written under daemonsets (an Argo CD app of the corpus): where it
+    # belongs, and that Helm ignored it where it is
+    ("chart-key-in-the-wrong-chart-section", "daemonsets:\n  node-feature-discovery:\n    worker: {}\n", None,
+     ["values.yaml:2:3: /daemonsets/node-feature-discovery: unknown key 'node-feature-discovery' ('node-feature-discovery' is a key of the top level; "
+      "no GPU Operator chart release (1.0 to 26.7) has daemonsets.node-feature-discovery: Helm ignored it there, so the operator never read it; remove it)"]),
+    # label syntax, as the API server checks it: a template's placeholder left in a label value,
+    # a bad key prefix, an annotation key with a space
+    ("label-value-placeholder", POOL + "daemonsets:\n  labels:\n    owner: <REPO>-admin\n", None,
+     ["values.yaml:6:12: /daemonsets/labels/owner: '<REPO>-admin' is not a valid label value: a label value is empty or 1 to 63 letters, digits, '-', '_' or '.', "
+      "starting and ending with a letter or digit (Kubernetes refuses the object that carries it (a placeholder left by a template?))"]),
+    ("label-key-prefix", POOL + "daemonsets:\n  labels:\n    Example.COM/team: gpu\n", None,
+     ["values.yaml:6:5: /daemonsets/labels/Example.COM~1team: 'Example.COM/team' is not a valid label key: its prefix 'Example.COM' is not a DNS subdomain "
+      "(lowercase letters, digits, '-' and '.', at most 253 characters) (Kubernetes refuses the object that carries it)"]),
+    ("annotation-key", POOL + "daemonsets:\n  annotations:\n    'cost center': platform\n", None,
+     ["values.yaml:6:5: /daemonsets/annotations/cost center: 'cost center' is not a valid annotation key: its name 'cost center' is not 1 to 63 letters, digits, "
+      "'-', '_' or '.', starting and ending with a letter or digit (Kubernetes refuses the object that carries it)"]),
     ("key-of-the-pool-driver-in-fleet-driver", "driver:\n  tolerations: []\n", None,
      ["values.yaml:2:3: /driver/tolerations: unknown key 'tolerations' (a GPU Operator chart key: gpu-render import-operator-values moves it "
       "to daemonsets.tolerations (per-component scheduling became the fleet-wide daemonsets.* keys in v1.8))"]),
