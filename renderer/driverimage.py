@@ -248,9 +248,31 @@ def _issues(values: dict[str, Any], pool: dict[str, Any], driver: dict[str, Any]
             issues.append(PoolIssue(("driver", "version"), f"precompiled images are tagged by driver branch, not by full version ({version!r})", f"use the branch, e.g. {_major(version)!r}", "pool-precompiled-branch", warning=True))
         if not str(pool.get("kernel") or ""):
             issues.append(PoolIssue((), "usePrecompiled needs the pool's kernel (the image tag and node selector contain it)", "add kernel: <uname -r of the pool's nodes>, as NFD reports it in kernel-version.full", "pool-precompiled-kernel"))
+        issues += _precompiled_sidecars(values, driver, kind)
     if kind == "vgpu-host-manager" and not image_named(main):
         issues.append(PoolIssue(("driver", "driverType"), f"the vGPU manager image has no repository or version ({_text(main, 'image')!r})", "set vgpuManager.repository and vgpuManager.version to the image you built from the NVIDIA vGPU software", "pool-vgpu-image"))
     return issues
+
+
+SIDECAR_NAMES = {"gds": "GPUDirect Storage (nvidia-fs)", "gdrcopy": "GDRCopy (gdrdrv)"}
+
+
+def _precompiled_sidecars(values: dict[str, Any], driver: dict[str, Any], kind: str) -> list[PoolIssue]:
+    """GDS / GDRCopy on a precompiled pool (the fleet section with the pool's own over it): the
+    operator refuses the pair on both paths (``transformGDSContainer`` /
+    ``transformGDRCopyContainer`` return an error, the NVIDIADriver controller marks the CR
+    NotReady), so no driver DaemonSet is deployed; the sidecar would build its module against
+    a precompiled driver container, which ships no kernel sources to build it with."""
+    if kind == "vgpu-host-manager":
+        return []  # no GDS / GDRCopy sidecars on vGPU host pools
+    found = [key for key in SIDECAR_NAMES if merged_view(values.get(key) or {}, driver.get(key) or {}).get("enabled")]
+    if not found:
+        return []
+    names = " and ".join(SIDECAR_NAMES[key] for key in found)
+    message = f"{names} cannot be used with usePrecompiled: the GPU Operator refuses the combination and deploys no driver (the sidecar builds its module from driver sources a precompiled image does not have)"
+    keys = " and ".join(f"{key}.enabled" for key in found)
+    hint = f"turn usePrecompiled off for this pool, or set {keys} false (fleet-wide, or in the pool's nodePools[].driver)"
+    return [PoolIssue(("driver", "usePrecompiled"), message, hint, "pool-precompiled-sidecar")]
 
 
 OS_FAMILIES = {

@@ -314,3 +314,37 @@ def test_fleet_vgpu_manager_image_builds_a_chart_for_vgpu_host_pools(tmp_path: P
     (d,) = [o for o in helm.static_objects(p.base) if o["kind"] == "DaemonSet" and o["metadata"]["name"].startswith("nvidia-vgpu-manager")]
     assert ctr(d["spec"]["template"]["spec"], "nvidia-driver-ctr")["image"] == "registry.example.com/nvidia/vgpu-manager:595.91.07-ubuntu22.04"
     assert chart.templates
+
+
+def _problems(policy: dict[str, Any], code: str) -> list[tuple[str, str]]:
+    from renderer import yamlio
+    from renderer.inputs import Inputs
+    from renderer.pipeline import plan
+
+    p = plan(Inputs(yamlio.dump(policy).encode(), "values.yaml"))
+    return [(x.pointer, x.severity.name) for x in p.problems if x.code == code]
+
+
+PRECOMPILED = {**UBUNTU, "kernel": "5.15.0-1040-nvidia"}
+
+
+@pytest.mark.parametrize(
+    ("policy", "pool_driver"),
+    [
+        ({"driver": {"usePrecompiled": True, "version": "570"}, "gds": {"enabled": True}}, {}),
+        ({"driver": {"usePrecompiled": True, "version": "570"}}, {"gdrcopy": {"enabled": True}}),
+        ({"gdrcopy": {"enabled": True}}, {"usePrecompiled": True, "version": "570"}),
+    ],
+)
+def test_gds_and_gdrcopy_with_precompiled_drivers_are_refused_as_the_operator(policy: dict[str, Any], pool_driver: dict[str, Any]) -> None:
+    """transformGDSContainer / transformGDRCopyContainer return "... is not supported along with
+    pre-compiled NVIDIA drivers" (no driver DaemonSet), and the NVIDIADriver controller marks
+    such a CR NotReady: refused at usePrecompiled, where it was written."""
+    pool = {**PRECOMPILED, "driver": pool_driver} if pool_driver else PRECOMPILED
+    where = "/nodePools/0/driver/usePrecompiled" if "usePrecompiled" in pool_driver else "/driver/usePrecompiled"
+    assert _problems({**policy, "nodePools": [pool]}, "pool-precompiled-sidecar") == [(where, "ERROR")]
+
+
+def test_precompiled_without_sidecars_and_a_pool_turning_gds_off_still_render() -> None:
+    pool = {**PRECOMPILED, "driver": {"gds": {"enabled": False}}}
+    assert _problems({"driver": {"usePrecompiled": True, "version": "570"}, "gds": {"enabled": True}, "nodePools": [pool]}, "pool-precompiled-sidecar") == []
