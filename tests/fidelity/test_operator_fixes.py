@@ -348,3 +348,36 @@ def test_gds_and_gdrcopy_with_precompiled_drivers_are_refused_as_the_operator(po
 def test_precompiled_without_sidecars_and_a_pool_turning_gds_off_still_render() -> None:
     pool = {**PRECOMPILED, "driver": {"gds": {"enabled": False}}}
     assert _problems({"driver": {"usePrecompiled": True, "version": "570"}, "gds": {"enabled": True}, "nodePools": [pool]}, "pool-precompiled-sidecar") == []
+
+
+def test_a_leading_init_in_driver_args_is_refused_and_the_importer_takes_it_out() -> None:
+    """transformDriverContainer puts ClusterPolicy driver.args in place of the asset's ["init"]:
+    its values files write `init` first, which gpu-render (NVIDIADriver: args after init) would
+    render as `init init`. The importer drops it; validate refuses it where it is written."""
+    from renderer.migrate import import_values
+
+    assert _problems({"driver": {"args": ["init", "--accept-license"]}, "nodePools": [UBUNTU]}, "driver-args-init") == [("/driver/args/0", "ERROR")]
+    assert _problems({"driver": {"args": ["--accept-license"]}, "nodePools": [UBUNTU]}, "driver-args-init") == []
+    imported = import_values(b"driver:\n  args: [init, --accept-license]\n", "values.yaml")
+    assert "args: [--accept-license]" in imported.text
+    assert [key for key, _ in imported.notes] == ["driver.args"]
+    assert "\n  args:" not in import_values(b"driver:\n  args: [init]\n  version: '570'\n", "values.yaml").text
+
+
+def test_zero_startup_delay_warns_as_the_operator_keeps_its_default() -> None:
+    """setContainerProbe copies only the non-zero fields of driver.startupProbe: 0 keeps the
+    asset's 60 seconds; gpu-render renders the 0, as the NVIDIADriver template does, and warns."""
+    policy = {"driver": {"startupProbe": {"initialDelaySeconds": 0}}, "nodePools": [UBUNTU]}
+    assert _problems(policy, "driver-probe-zero") == [("/driver/startupProbe/initialDelaySeconds", "WARNING")]
+    assert ctr(driver_pod(policy), "nvidia-driver-ctr")["startupProbe"]["initialDelaySeconds"] == 0
+    assert _problems({"driver": {"startupProbe": {"initialDelaySeconds": 5}}, "nodePools": [UBUNTU]}, "driver-probe-zero") == []
+
+
+def test_sidecar_args_the_operator_never_reads_warn() -> None:
+    """transformGDSContainer, transformGDRCopyContainer and the NVIDIADriver template set no
+    args on the nvidia-fs / gdrdrv sidecars (the asset's install script always runs): the
+    GDS/GDRCopy `args` gpu-render runs in its place warn, fleet and per pool."""
+    pool = {**UBUNTU, "driver": {"gdrcopy": {"enabled": True, "args": ["exec my-install"]}}}
+    policy = {"gds": {"enabled": True, "args": ["exec my-gds"]}, "gdrcopy": {"args": []}, "nodePools": [pool]}
+    assert _problems(policy, "sidecar-args") == [("/gds/args", "WARNING"), ("/nodePools/0/driver/gdrcopy/args", "WARNING")]
+    assert _problems({"gds": {"enabled": True}, "nodePools": [UBUNTU]}, "sidecar-args") == []
