@@ -249,12 +249,52 @@ def _issues(values: dict[str, Any], pool: dict[str, Any], driver: dict[str, Any]
         if not str(pool.get("kernel") or ""):
             issues.append(PoolIssue((), "usePrecompiled needs the pool's kernel (the image tag and node selector contain it)", "add kernel: <uname -r of the pool's nodes>, as NFD reports it in kernel-version.full", "pool-precompiled-kernel"))
         issues += _precompiled_sidecars(values, driver, kind)
+    issues += _verbatim_images(values, pool, driver, kind, main)
     if kind == "vgpu-host-manager" and not image_named(main):
         issues.append(PoolIssue(("driver", "driverType"), f"the vGPU manager image has no repository or version ({_text(main, 'image')!r})", "set vgpuManager.repository and vgpuManager.version to the image you built from the NVIDIA vGPU software", "pool-vgpu-image"))
     return issues
 
 
 SIDECAR_NAMES = {"gds": "GPUDirect Storage (nvidia-fs)", "gdrcopy": "GDRCopy (gdrdrv)"}
+
+
+def _pool_tag(values: dict[str, Any], pool: dict[str, Any]) -> str:
+    """The pool's OS tag as its release makes it (``<ostag>`` under an unknown release)."""
+    release = str((values.get("cluster") or {}).get("operatorRelease") or NEWEST)
+    os_info = pool.get("os") or {}
+    if release not in RELEASES:
+        return "<ostag>"
+    return os_tag(str(os_info.get("id", "ubuntu")), str(os_info.get("version", "22.04")), release)
+
+
+def _verbatim_images(values: dict[str, Any], pool: dict[str, Any], driver: dict[str, Any], kind: str, main: dict[str, Any]) -> list[PoolIssue]:
+    """A warning for each image-only reference with a tag that the pool pulls (driver or vGPU
+    manager, GDS, GDRCopy): gpu-render pulls it verbatim, where the operator's
+    ``resolveDriverTag`` (and the NVIDIADriver's ``GetImagePath``) append the node's OS tag,
+    and ``-<kernel>`` before it for a precompiled driver, to anything but a digest."""
+    own = pool.get("driver") or {}
+    sections: list[tuple[tuple[str, ...], dict[str, Any], bool]] = []
+    if kind == "vgpu-host-manager":
+        sections.append((("driver", "image") if "image" in own else ("vgpuManager", "image"), main, False))
+    else:
+        sections.append((("driver", "image"), main, bool(driver.get("usePrecompiled"))))
+        for key in SIDECAR_NAMES:
+            section = merged_view(values.get(key) or {}, driver.get(key) or {})
+            if section.get("enabled"):
+                place: tuple[str, ...] = ("driver", key, "image") if "image" in (own.get(key) or {}) else (key, "image")
+                sections.append((place, section, False))
+    out: list[PoolIssue] = []
+    for place, section, precompiled in sections:
+        ref = _text(section, "image")
+        if not _image_only(section) or "sha256:" in ref or not re.search(r":[^/]+$", ref):
+            continue
+        kernel = str(pool.get("kernel") or "<kernel>")
+        tag = _pool_tag(values, pool)
+        theirs = f"{ref}-{kernel}-{tag}" if precompiled else f"{ref}-{tag}"
+        message = f"the image-only reference {ref!r} is pulled as written; the GPU Operator appends the node's OS tag to it ({theirs!r}, resolveDriverTag), unless it is a digest"
+        hint = "to pull what the operator pulls, set repository, image and version (gpu-render adds the suffix); keep the full reference if it is the exact image to pull"
+        out.append(PoolIssue(place, message, hint, "image-only-verbatim", warning=True))
+    return out
 
 
 def _precompiled_sidecars(values: dict[str, Any], driver: dict[str, Any], kind: str) -> list[PoolIssue]:

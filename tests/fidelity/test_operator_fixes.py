@@ -381,3 +381,27 @@ def test_sidecar_args_the_operator_never_reads_warn() -> None:
     policy = {"gds": {"enabled": True, "args": ["exec my-gds"]}, "gdrcopy": {"args": []}, "nodePools": [pool]}
     assert _problems(policy, "sidecar-args") == [("/gds/args", "WARNING"), ("/nodePools/0/driver/gdrcopy/args", "WARNING")]
     assert _problems({"gds": {"enabled": True}, "nodePools": [UBUNTU]}, "sidecar-args") == []
+
+
+def test_image_only_references_with_a_tag_warn_as_the_operator_suffixes_them() -> None:
+    """resolveDriverTag appends `-<ostag>` (precompiled: `-<kernel>-<ostag>`) to an image-only
+    driver, GDS or GDRCopy reference unless it is a digest; gpu-render pulls it as written (the
+    same image as before) and warns where it is written, once for the fleet."""
+    ref = "registry.example.com/mirror/driver:595.91.07"
+    image_only = {"repository": "", "version": "", "image": ref}
+    policy = {"driver": image_only, "gds": {"enabled": True, "repository": "", "version": "", "image": "registry.example.com/nvidia-fs:2.26.6"}, "nodePools": [UBUNTU, {**UBUNTU, "name": "b"}]}
+    assert _problems(policy, "image-only-verbatim") == [("/driver/image", "WARNING"), ("/gds/image", "WARNING")]
+    assert ctr(driver_pod(policy), "nvidia-driver-ctr")["image"] == ref
+    digest = {"repository": "", "version": "", "image": "registry.example.com/mirror/driver@sha256:" + "ef" * 32}
+    assert _problems({"driver": digest, "nodePools": [UBUNTU]}, "image-only-verbatim") == []
+    pool = {**PRECOMPILED, "driver": {**image_only, "image": "registry.example.com/driver:570", "usePrecompiled": True}}
+    (found,) = [x for x in _messages({"nodePools": [pool]}) if x.code == "image-only-verbatim"]
+    assert found.pointer == "/nodePools/0/driver/image" and "'registry.example.com/driver:570-5.15.0-1040-nvidia-ubuntu22.04'" in found.message
+
+
+def _messages(policy: dict[str, Any]) -> list[Any]:
+    from renderer import yamlio
+    from renderer.inputs import Inputs
+    from renderer.pipeline import plan
+
+    return list(plan(Inputs(yamlio.dump(policy).encode(), "values.yaml")).problems)
