@@ -227,7 +227,13 @@ def pool_issues(values: dict[str, Any], pool: dict[str, Any]) -> list[PoolIssue]
     """
     driver, own = _driver_source(values, pool)
     kind = driver_type(driver)
-    return _issues(values, pool, driver, kind, _main_section(values, driver, own))
+    issues = _issues(values, pool, driver, kind, _main_section(values, driver, own))
+    # refusals of combinations the operator refuses, which the pool still resolves: the chart's
+    # analysis varies usePrecompiled / kernelModuleType through resolve_pool, and a variant that
+    # raised would freeze those keys in every chart with GDS
+    if bool(driver.get("usePrecompiled")):
+        issues += _precompiled_sidecars(values, driver, kind)
+    return issues + _pool_gds_open(values, pool, driver, kind)
 
 
 def _issues(values: dict[str, Any], pool: dict[str, Any], driver: dict[str, Any], kind: str, main: dict[str, Any]) -> list[PoolIssue]:
@@ -248,7 +254,6 @@ def _issues(values: dict[str, Any], pool: dict[str, Any], driver: dict[str, Any]
             issues.append(PoolIssue(("driver", "version"), f"precompiled images are tagged by driver branch, not by full version ({version!r})", f"use the branch, e.g. {_major(version)!r}", "pool-precompiled-branch", warning=True))
         if not str(pool.get("kernel") or ""):
             issues.append(PoolIssue((), "usePrecompiled needs the pool's kernel (the image tag and node selector contain it)", "add kernel: <uname -r of the pool's nodes>, as NFD reports it in kernel-version.full", "pool-precompiled-kernel"))
-        issues += _precompiled_sidecars(values, driver, kind)
     issues += _verbatim_images(values, pool, driver, kind, main)
     if kind == "vgpu-host-manager" and not image_named(main):
         issues.append(PoolIssue(("driver", "driverType"), f"the vGPU manager image has no repository or version ({_text(main, 'image')!r})", "set vgpuManager.repository and vgpuManager.version to the image you built from the NVIDIA vGPU software", "pool-vgpu-image"))
@@ -256,6 +261,41 @@ def _issues(values: dict[str, Any], pool: dict[str, Any], driver: dict[str, Any]
 
 
 SIDECAR_NAMES = {"gds": "GPUDirect Storage (nvidia-fs)", "gdrcopy": "GDRCopy (gdrdrv)"}
+
+
+GDS_OPEN_RM = (2, 17, 5)
+"""The first GDS release supported only with the open kernel modules (the operator's
+``consts.MinimumGDSVersionForOpenRM``, v2.17.5)."""
+
+
+def _needs_open_modules(version: str) -> bool:
+    """``IsOpenKernelModulesRequired`` of an NVIDIADriver's GDS: a digest, or a version from
+    v2.17.5 on (one that does not read as a version is compared as semver does: lower)."""
+    if version.startswith("sha256"):
+        return True
+    found = re.fullmatch(r"v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?", version)
+    if not found:
+        return False
+    numbers = tuple(int(x or 0) for x in found.groups()[:3])
+    return numbers > GDS_OPEN_RM or (numbers == GDS_OPEN_RM and not found.group(4))  # a pre-release sorts before its release
+
+
+def _pool_gds_open(values: dict[str, Any], pool: dict[str, Any], driver: dict[str, Any], kind: str) -> list[PoolIssue]:
+    """A warning for a pool whose own ``driver.gds.enabled`` is true (an NVIDIADriver's GDS: the
+    ClusterPolicy has its GDS at the top level) with a GDS release that needs the open kernel
+    modules and a ``kernelModuleType`` other than ``open``: the NVIDIADriver controller refuses
+    the CR (NotReady, no driver DaemonSet); the ClusterPolicy path does not check, so the
+    fleet's ``gds`` does not warn. Not refused: ``auto`` picks the open modules on the GPUs and
+    driver branches GDS runs on, and the pool-level sidecar is a knob of the chart."""
+    own = (pool.get("driver") or {}).get("gds") or {}
+    if kind == "vgpu-host-manager" or not own.get("enabled") or str(driver.get("kernelModuleType") or "auto") == "open":
+        return []
+    version = _text(merged_view(values.get("gds") or {}, own), "version")
+    if not _needs_open_modules(version):
+        return []
+    message = f"GPUDirect Storage {version!r} needs the open kernel modules: the GPU Operator refuses a pool's own (NVIDIADriver) GDS with kernelModuleType {str(driver.get('kernelModuleType') or 'auto')!r} and deploys no driver; gpu-render renders it, and nvidia-fs loads only if the driver picks the open modules"
+    hint = "set kernelModuleType: open for this pool (or the fleet's driver.kernelModuleType)"
+    return [PoolIssue(("driver", "gds", "enabled"), message, hint, "pool-gds-open-modules", warning=True)]
 
 
 def _pool_tag(values: dict[str, Any], pool: dict[str, Any]) -> str:

@@ -405,3 +405,23 @@ def _messages(policy: dict[str, Any]) -> list[Any]:
     from renderer.pipeline import plan
 
     return list(plan(Inputs(yamlio.dump(policy).encode(), "values.yaml")).problems)
+
+
+@pytest.mark.parametrize(
+    ("gds", "kmt", "refused"),
+    [
+        ({"enabled": True}, "auto", True),  # the default GDS release needs the open modules
+        ({"enabled": True}, "open", False),
+        ({"enabled": True, "version": "2.17.4"}, "proprietary", False),
+        ({"enabled": True, "version": "v2.17.5-rc1"}, "auto", False),
+        ({"enabled": True, "version": "2.17"}, "auto", False),
+        ({"enabled": True, "version": "sha256:" + "ab" * 32}, "auto", True),
+    ],
+)
+def test_a_pools_own_gds_without_open_kernel_modules_warns_as_the_nvidiadriver_controller_refuses_it(gds: dict[str, Any], kmt: str, refused: bool) -> None:
+    """The NVIDIADriver controller refuses a CR whose GDS IsOpenKernelModulesRequired (a digest,
+    or v2.17.5 on: consts.MinimumGDSVersionForOpenRM) without kernelModuleType open: a warning
+    at the pool's own gds; the ClusterPolicy path does not check, so the fleet's gds does not."""
+    pool = {**UBUNTU, "driver": {"gds": gds, "kernelModuleType": kmt}}
+    assert _problems({"nodePools": [pool]}, "pool-gds-open-modules") == ([("/nodePools/0/driver/gds/enabled", "WARNING")] if refused else [])
+    assert _problems({"gds": gds, "driver": {"kernelModuleType": kmt}, "nodePools": [UBUNTU]}, "pool-gds-open-modules") == []
