@@ -196,6 +196,15 @@ def fate(key: str, schema: dict[str, Any]) -> tuple[str, str | None, str]:
     return ("moved" if to else "removed"), to, move.why
 
 
+KEPT_DIFFERENCES: dict[str, str] = {
+    "driver.args": "after the driver container's `init`, where the operator puts them in its place: a leading `init` is refused and the importer takes it out (docs/fidelity.md)",
+    "driver.startupProbe.initialDelaySeconds": "0 renders 0, where the operator keeps 60 seconds: a warning (docs/fidelity.md)",
+    "gds.args": "never read by the operator (the sidecar runs its install script); run in the script's place here, with a warning (docs/fidelity.md)",
+    "gdrcopy.args": "never read by the operator (the sidecar runs its install script); run in the script's place here, with a warning (docs/fidelity.md)",
+}
+"""Chart keys kept whose rendering differs from the operator's in a documented way (docs/fidelity.md)."""
+
+
 def markdown_table(schema: dict[str, Any]) -> str:
     """Every chart key of releases 1.0 to 26.7: where it goes, why, and the release that removed it."""
     _, keys = chart_keys()
@@ -209,7 +218,12 @@ def markdown_table(schema: dict[str, Any]) -> str:
             from renderer.noeffect import reason
 
             listed = reason("/" + key.replace(".", "/"))
-            where, why = ("kept, no effect", listed) if listed else ("kept", "renders as the operator would")
+            if listed:
+                where, why = "kept, no effect", listed
+            elif key in KEPT_DIFFERENCES:
+                where, why = "kept, differs", KEPT_DIFFERENCES[key]
+            else:
+                where, why = "kept", "renders as the operator would"
         elif status == "moved":
             where = f"moved to `{to}`"
         else:

@@ -61,6 +61,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += sharing_rules(located, values)
     problems += copy_rules(located, values)
     problems += validator_rules(located, values)
+    problems += driver_rules(located)
     problems += scrape_timeout_rules(located, values)
     problems += operator_fallback_rules(located)
     problems += dcgm_localhost_rules(located, values)
@@ -572,6 +573,92 @@ def validator_args(located: Located) -> list[Problem]:
             Severity.WARNING,
         )
     ]
+
+
+def driver_rules(located: Located) -> list[Problem]:
+    """Driver settings whose meaning in the GPU Operator's ClusterPolicy differs from what the
+    NVIDIADriver-shaped pools render: a leading ``init`` in ``driver.args``, a zero startup
+    delay, and sidecar ``args`` the operator never reads."""
+    return [*driver_args_init(located), *driver_probe_zero(located), *sidecar_args(located)]
+
+
+def driver_args_init(located: Located) -> list[Problem]:
+    """An error at a ``driver.args`` that starts with ``init``. The operator's ClusterPolicy puts
+    ``driver.args`` in the place of the driver container's ``["init"]`` (transformDriverContainer),
+    so a values file written for it names ``init`` first; gpu-render renders ``init`` and then
+    ``driver.args``, as an NVIDIADriver does (``nodePools[].driver.args``), which would make the
+    driver container run ``nvidia-driver init init ...``: the script takes no extra argument and
+    exits with its usage, where the operator's driver runs. Refused rather than reinterpreted, so
+    that the fleet and pool keys keep one meaning."""
+    section = located.data.get("driver")
+    args = section.get("args") if isinstance(section, dict) else None
+    if not isinstance(args, list) or not args or str(args[0]) != "init":
+        return []
+    return [
+        _problem(
+            located,
+            "/driver/args/0",
+            "driver.args starts with `init`: the GPU Operator puts driver.args in place of the driver container's `init`, gpu-render renders `init` before them (as an NVIDIADriver does), so the driver would run `nvidia-driver init init ...` and exit with its usage",
+            "remove the leading `init` from driver.args: gpu-render always runs `nvidia-driver init` followed by them",
+            "driver-args-init",
+        )
+    ]
+
+
+def driver_probe_zero(located: Located) -> list[Problem]:
+    """A warning at ``driver.startupProbe.initialDelaySeconds: 0`` (the one probe field the
+    schema lets be 0): the ClusterPolicy has no unset value but 0, and setContainerProbe copies
+    only non-zero fields, so the operator keeps its asset's 60 seconds; gpu-render renders the
+    0 written, as an NVIDIADriver's template does."""
+    section = located.data.get("driver")
+    probe = section.get("startupProbe") if isinstance(section, dict) else None
+    if not isinstance(probe, dict) or probe.get("initialDelaySeconds") != 0:
+        return []
+    return [
+        _problem(
+            located,
+            "/driver/startupProbe/initialDelaySeconds",
+            "driver.startupProbe.initialDelaySeconds: 0 is unset to the GPU Operator's ClusterPolicy (setContainerProbe copies only non-zero fields), which keeps 60 seconds; gpu-render renders 0, as an NVIDIADriver does",
+            "remove the key for the operator's 60 seconds, or keep 0 for probes from the start",
+            "driver-probe-zero",
+            Severity.WARNING,
+        )
+    ]
+
+
+SIDECAR_SECTIONS = {"gds": ("nvidia-fs", "transformGDSContainer"), "gdrcopy": ("gdrdrv", "transformGDRCopyContainer")}
+"""The kernel-module sidecars whose ``args`` the operator's API has and never reads: (module,
+the ClusterPolicy transform that sets no args)."""
+
+
+def sidecar_args(located: Located) -> list[Problem]:
+    """A warning at each non-empty ``gds.args`` / ``gdrcopy.args`` (fleet, or a pool's own
+    ``nodePools[].driver.{gds,gdrcopy}.args``). The ClusterPolicy and NVIDIADriver APIs have the
+    field, but neither the operator's transforms nor its NVIDIADriver template read it: the
+    sidecar always runs the asset's script (wait for the driver, install the module). gpu-render
+    runs the args written in the script's place, which the operator never does."""
+    places: list[tuple[str, Any]] = [(f"/{key}", located.data.get(key)) for key in SIDECAR_SECTIONS]
+    for index, pool in enumerate(located.data.get("nodePools") or []):
+        driver = pool.get("driver") if isinstance(pool, dict) else None
+        if isinstance(driver, dict):
+            places += [(pointer_of(["nodePools", index, "driver", key]), driver.get(key)) for key in SIDECAR_SECTIONS]
+    problems: list[Problem] = []
+    for pointer, section in places:
+        if not isinstance(section, dict) or not section.get("args"):
+            continue
+        key = pointer.rsplit("/", 1)[-1]
+        module, transform = SIDECAR_SECTIONS[key]
+        problems.append(
+            _problem(
+                located,
+                f"{pointer}/args",
+                f"{key}.args is never read by the GPU Operator ({transform} and its NVIDIADriver template set no args: the {module} sidecar always runs its wait-and-install script); gpu-render runs these args in the script's place",
+                f"remove {key}.args to run the operator's install script; keep them only for a script of your own that waits for the driver and installs {module}",
+                "sidecar-args",
+                Severity.WARNING,
+            )
+        )
+    return problems
 
 
 RETIRED_VALIDATOR = "gpu-operator-validator"

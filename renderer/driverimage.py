@@ -227,7 +227,13 @@ def pool_issues(values: dict[str, Any], pool: dict[str, Any]) -> list[PoolIssue]
     """
     driver, own = _driver_source(values, pool)
     kind = driver_type(driver)
-    return _issues(values, pool, driver, kind, _main_section(values, driver, own))
+    issues = _issues(values, pool, driver, kind, _main_section(values, driver, own))
+    # refusals of combinations the operator refuses, which the pool still resolves: the chart's
+    # analysis varies usePrecompiled / kernelModuleType through resolve_pool, and a variant that
+    # raised would freeze those keys in every chart with GDS
+    if bool(driver.get("usePrecompiled")):
+        issues += _precompiled_sidecars(values, driver, kind)
+    return issues + _pool_gds_open(values, pool, driver, kind)
 
 
 def _issues(values: dict[str, Any], pool: dict[str, Any], driver: dict[str, Any], kind: str, main: dict[str, Any]) -> list[PoolIssue]:
@@ -248,9 +254,105 @@ def _issues(values: dict[str, Any], pool: dict[str, Any], driver: dict[str, Any]
             issues.append(PoolIssue(("driver", "version"), f"precompiled images are tagged by driver branch, not by full version ({version!r})", f"use the branch, e.g. {_major(version)!r}", "pool-precompiled-branch", warning=True))
         if not str(pool.get("kernel") or ""):
             issues.append(PoolIssue((), "usePrecompiled needs the pool's kernel (the image tag and node selector contain it)", "add kernel: <uname -r of the pool's nodes>, as NFD reports it in kernel-version.full", "pool-precompiled-kernel"))
+    issues += _verbatim_images(values, pool, driver, kind, main)
     if kind == "vgpu-host-manager" and not image_named(main):
         issues.append(PoolIssue(("driver", "driverType"), f"the vGPU manager image has no repository or version ({_text(main, 'image')!r})", "set vgpuManager.repository and vgpuManager.version to the image you built from the NVIDIA vGPU software", "pool-vgpu-image"))
     return issues
+
+
+SIDECAR_NAMES = {"gds": "GPUDirect Storage (nvidia-fs)", "gdrcopy": "GDRCopy (gdrdrv)"}
+
+
+GDS_OPEN_RM = (2, 17, 5)
+"""The first GDS release supported only with the open kernel modules (the operator's
+``consts.MinimumGDSVersionForOpenRM``, v2.17.5)."""
+
+
+def _needs_open_modules(version: str) -> bool:
+    """``IsOpenKernelModulesRequired`` of an NVIDIADriver's GDS: a digest, or a version from
+    v2.17.5 on (one that does not read as a version is compared as semver does: lower)."""
+    if version.startswith("sha256"):
+        return True
+    found = re.fullmatch(r"v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?", version)
+    if not found:
+        return False
+    numbers = tuple(int(x or 0) for x in found.groups()[:3])
+    return numbers > GDS_OPEN_RM or (numbers == GDS_OPEN_RM and not found.group(4))  # a pre-release sorts before its release
+
+
+def _pool_gds_open(values: dict[str, Any], pool: dict[str, Any], driver: dict[str, Any], kind: str) -> list[PoolIssue]:
+    """A warning for a pool whose own ``driver.gds.enabled`` is true (an NVIDIADriver's GDS: the
+    ClusterPolicy has its GDS at the top level) with a GDS release that needs the open kernel
+    modules and a ``kernelModuleType`` other than ``open``: the NVIDIADriver controller refuses
+    the CR (NotReady, no driver DaemonSet); the ClusterPolicy path does not check, so the
+    fleet's ``gds`` does not warn. Not refused: ``auto`` picks the open modules on the GPUs and
+    driver branches GDS runs on, and the pool-level sidecar is a knob of the chart."""
+    own = (pool.get("driver") or {}).get("gds") or {}
+    if kind == "vgpu-host-manager" or not own.get("enabled") or str(driver.get("kernelModuleType") or "auto") == "open":
+        return []
+    version = _text(merged_view(values.get("gds") or {}, own), "version")
+    if not _needs_open_modules(version):
+        return []
+    message = f"GPUDirect Storage {version!r} needs the open kernel modules: the GPU Operator refuses a pool's own (NVIDIADriver) GDS with kernelModuleType {str(driver.get('kernelModuleType') or 'auto')!r} and deploys no driver; gpu-render renders it, and nvidia-fs loads only if the driver picks the open modules"
+    hint = "set kernelModuleType: open for this pool (or the fleet's driver.kernelModuleType)"
+    return [PoolIssue(("driver", "gds", "enabled"), message, hint, "pool-gds-open-modules", warning=True)]
+
+
+def _pool_tag(values: dict[str, Any], pool: dict[str, Any]) -> str:
+    """The pool's OS tag as its release makes it (``<ostag>`` under an unknown release)."""
+    release = str((values.get("cluster") or {}).get("operatorRelease") or NEWEST)
+    os_info = pool.get("os") or {}
+    if release not in RELEASES:
+        return "<ostag>"
+    return os_tag(str(os_info.get("id", "ubuntu")), str(os_info.get("version", "22.04")), release)
+
+
+def _verbatim_images(values: dict[str, Any], pool: dict[str, Any], driver: dict[str, Any], kind: str, main: dict[str, Any]) -> list[PoolIssue]:
+    """A warning for each image-only reference with a tag that the pool pulls (driver or vGPU
+    manager, GDS, GDRCopy): gpu-render pulls it verbatim, where the operator's
+    ``resolveDriverTag`` (and the NVIDIADriver's ``GetImagePath``) append the node's OS tag,
+    and ``-<kernel>`` before it for a precompiled driver, to anything but a digest."""
+    own = pool.get("driver") or {}
+    sections: list[tuple[tuple[str, ...], dict[str, Any], bool]] = []
+    if kind == "vgpu-host-manager":
+        sections.append((("driver", "image") if "image" in own else ("vgpuManager", "image"), main, False))
+    else:
+        sections.append((("driver", "image"), main, bool(driver.get("usePrecompiled"))))
+        for key in SIDECAR_NAMES:
+            section = merged_view(values.get(key) or {}, driver.get(key) or {})
+            if section.get("enabled"):
+                place: tuple[str, ...] = ("driver", key, "image") if "image" in (own.get(key) or {}) else (key, "image")
+                sections.append((place, section, False))
+    out: list[PoolIssue] = []
+    for place, section, precompiled in sections:
+        ref = _text(section, "image")
+        if not _image_only(section) or "sha256:" in ref or not re.search(r":[^/]+$", ref):
+            continue
+        kernel = str(pool.get("kernel") or "<kernel>")
+        tag = _pool_tag(values, pool)
+        theirs = f"{ref}-{kernel}-{tag}" if precompiled else f"{ref}-{tag}"
+        message = f"the image-only reference {ref!r} is pulled as written; the GPU Operator appends the node's OS tag to it ({theirs!r}, resolveDriverTag), unless it is a digest"
+        hint = "to pull what the operator pulls, set repository, image and version (gpu-render adds the suffix); keep the full reference if it is the exact image to pull"
+        out.append(PoolIssue(place, message, hint, "image-only-verbatim", warning=True))
+    return out
+
+
+def _precompiled_sidecars(values: dict[str, Any], driver: dict[str, Any], kind: str) -> list[PoolIssue]:
+    """GDS / GDRCopy on a precompiled pool (the fleet section with the pool's own over it): the
+    operator refuses the pair on both paths (``transformGDSContainer`` /
+    ``transformGDRCopyContainer`` return an error, the NVIDIADriver controller marks the CR
+    NotReady), so no driver DaemonSet is deployed; the sidecar would build its module against
+    a precompiled driver container, which ships no kernel sources to build it with."""
+    if kind == "vgpu-host-manager":
+        return []  # no GDS / GDRCopy sidecars on vGPU host pools
+    found = [key for key in SIDECAR_NAMES if merged_view(values.get(key) or {}, driver.get(key) or {}).get("enabled")]
+    if not found:
+        return []
+    names = " and ".join(SIDECAR_NAMES[key] for key in found)
+    message = f"{names} cannot be used with usePrecompiled: the GPU Operator refuses the combination and deploys no driver (the sidecar builds its module from driver sources a precompiled image does not have)"
+    keys = " and ".join(f"{key}.enabled" for key in found)
+    hint = f"turn usePrecompiled off for this pool, or set {keys} false (fleet-wide, or in the pool's nodePools[].driver)"
+    return [PoolIssue(("driver", "usePrecompiled"), message, hint, "pool-precompiled-sidecar")]
 
 
 OS_FAMILIES = {

@@ -156,6 +156,21 @@ def _leaves(node: Any, prefix: str) -> list[str]:
     return out
 
 
+def _driver_args(doc: Any, notes: list[tuple[str, str]]) -> None:
+    """A leading ``init`` taken out of ``driver.args``: the operator's ClusterPolicy puts
+    ``driver.args`` in place of the driver container's ``init``, so its values files name it
+    first; gpu-render renders ``init`` before ``driver.args`` (as an NVIDIADriver does) and
+    refuses a second one (``driver-args-init``). The same command line either way."""
+    driver = doc.get("driver")
+    args = driver.get("args") if hasattr(driver, "get") else None
+    if not isinstance(args, list) or not args or str(args[0]) != "init":
+        return
+    del args[0]
+    if not args:
+        del driver["args"]
+    notes.append(("driver.args", "the leading `init` is taken out: gpu-render runs `nvidia-driver init` before driver.args, where the operator runs driver.args in its place"))
+
+
 def import_values(raw: bytes, path: str) -> Imported:
     source, problems = load_text(raw, path)
     if source is None:
@@ -174,6 +189,7 @@ def import_values(raw: bytes, path: str) -> Imported:
         raise UserError(f"{path}: a GPU Operator values file is a mapping of keys", problems=problems)
     importer = _Importer(raw, _schema())
     importer.walk(doc, "")
+    _driver_args(doc, importer.notes)
     if "cluster" not in doc:
         cluster = CommentedMap([("kubeVersion", "1.35"), ("namespace", "gpu-operator")])
         doc.insert(0, "cluster", cluster)

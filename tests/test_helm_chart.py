@@ -260,6 +260,7 @@ nodePools:
       version: "570"
       repoConfig: {configMapName: apt-repos}
       secretEnv: driver-env
+      gds: {enabled: false}  # the operator refuses GDS with precompiled drivers
 gitops: {destination: {name: gds-on-repo}}
 """,
     "gdrcopy-on-cert": """\
@@ -463,9 +464,10 @@ gitops: {destination: {name: dra-remove}}
 GDS_SHAPES = {
     "gds-repo": """\
 # in a fleet with the GDS and GDRCopy sidecars on, a pool with repository and CA ConfigMaps
-# (declared keys) and a secret env, and a precompiled pool with one: the sidecars mount them
-# too, only where the pool has the directory (the name and directory pairs, each alone and
-# both set), and take the env beside them (each a condition of its own in the one sidecar)
+# (declared keys) and a secret env, and a precompiled pool with one (its own sidecars off: the
+# operator refuses them with precompiled drivers): the sidecars mount them too, only where the
+# pool has the directory (the name and directory pairs, each alone and both set), and take the
+# env beside them (each a condition of its own in the one sidecar)
 nodePools:
   - name: ubuntu2204
     os: {id: ubuntu, version: "22.04"}
@@ -489,6 +491,8 @@ nodePools:
       usePrecompiled: true
       version: "570"
       repoConfig: {configMapName: apt-repos}
+      gds: {enabled: false}
+      gdrcopy: {enabled: false}
 gitops: {destination: {name: gds-repo}}
 """,
     "gds-args": """\

@@ -314,3 +314,114 @@ def test_fleet_vgpu_manager_image_builds_a_chart_for_vgpu_host_pools(tmp_path: P
     (d,) = [o for o in helm.static_objects(p.base) if o["kind"] == "DaemonSet" and o["metadata"]["name"].startswith("nvidia-vgpu-manager")]
     assert ctr(d["spec"]["template"]["spec"], "nvidia-driver-ctr")["image"] == "registry.example.com/nvidia/vgpu-manager:595.91.07-ubuntu22.04"
     assert chart.templates
+
+
+def _problems(policy: dict[str, Any], code: str) -> list[tuple[str, str]]:
+    from renderer import yamlio
+    from renderer.inputs import Inputs
+    from renderer.pipeline import plan
+
+    p = plan(Inputs(yamlio.dump(policy).encode(), "values.yaml"))
+    return [(x.pointer, x.severity.name) for x in p.problems if x.code == code]
+
+
+PRECOMPILED = {**UBUNTU, "kernel": "5.15.0-1040-nvidia"}
+
+
+@pytest.mark.parametrize(
+    ("policy", "pool_driver"),
+    [
+        ({"driver": {"usePrecompiled": True, "version": "570"}, "gds": {"enabled": True}}, {}),
+        ({"driver": {"usePrecompiled": True, "version": "570"}}, {"gdrcopy": {"enabled": True}}),
+        ({"gdrcopy": {"enabled": True}}, {"usePrecompiled": True, "version": "570"}),
+    ],
+)
+def test_gds_and_gdrcopy_with_precompiled_drivers_are_refused_as_the_operator(policy: dict[str, Any], pool_driver: dict[str, Any]) -> None:
+    """transformGDSContainer / transformGDRCopyContainer return "... is not supported along with
+    pre-compiled NVIDIA drivers" (no driver DaemonSet), and the NVIDIADriver controller marks
+    such a CR NotReady: refused at usePrecompiled, where it was written."""
+    pool = {**PRECOMPILED, "driver": pool_driver} if pool_driver else PRECOMPILED
+    where = "/nodePools/0/driver/usePrecompiled" if "usePrecompiled" in pool_driver else "/driver/usePrecompiled"
+    assert _problems({**policy, "nodePools": [pool]}, "pool-precompiled-sidecar") == [(where, "ERROR")]
+
+
+def test_precompiled_without_sidecars_and_a_pool_turning_gds_off_still_render() -> None:
+    pool = {**PRECOMPILED, "driver": {"gds": {"enabled": False}}}
+    assert _problems({"driver": {"usePrecompiled": True, "version": "570"}, "gds": {"enabled": True}, "nodePools": [pool]}, "pool-precompiled-sidecar") == []
+
+
+def test_a_leading_init_in_driver_args_is_refused_and_the_importer_takes_it_out() -> None:
+    """transformDriverContainer puts ClusterPolicy driver.args in place of the asset's ["init"]:
+    its values files write `init` first, which gpu-render (NVIDIADriver: args after init) would
+    render as `init init`. The importer drops it; validate refuses it where it is written."""
+    from renderer.migrate import import_values
+
+    assert _problems({"driver": {"args": ["init", "--accept-license"]}, "nodePools": [UBUNTU]}, "driver-args-init") == [("/driver/args/0", "ERROR")]
+    assert _problems({"driver": {"args": ["--accept-license"]}, "nodePools": [UBUNTU]}, "driver-args-init") == []
+    imported = import_values(b"driver:\n  args: [init, --accept-license]\n", "values.yaml")
+    assert "args: [--accept-license]" in imported.text
+    assert [key for key, _ in imported.notes] == ["driver.args"]
+    assert "\n  args:" not in import_values(b"driver:\n  args: [init]\n  version: '570'\n", "values.yaml").text
+
+
+def test_zero_startup_delay_warns_as_the_operator_keeps_its_default() -> None:
+    """setContainerProbe copies only the non-zero fields of driver.startupProbe: 0 keeps the
+    asset's 60 seconds; gpu-render renders the 0, as the NVIDIADriver template does, and warns."""
+    policy = {"driver": {"startupProbe": {"initialDelaySeconds": 0}}, "nodePools": [UBUNTU]}
+    assert _problems(policy, "driver-probe-zero") == [("/driver/startupProbe/initialDelaySeconds", "WARNING")]
+    assert ctr(driver_pod(policy), "nvidia-driver-ctr")["startupProbe"]["initialDelaySeconds"] == 0
+    assert _problems({"driver": {"startupProbe": {"initialDelaySeconds": 5}}, "nodePools": [UBUNTU]}, "driver-probe-zero") == []
+
+
+def test_sidecar_args_the_operator_never_reads_warn() -> None:
+    """transformGDSContainer, transformGDRCopyContainer and the NVIDIADriver template set no
+    args on the nvidia-fs / gdrdrv sidecars (the asset's install script always runs): the
+    GDS/GDRCopy `args` gpu-render runs in its place warn, fleet and per pool."""
+    pool = {**UBUNTU, "driver": {"gdrcopy": {"enabled": True, "args": ["exec my-install"]}}}
+    policy = {"gds": {"enabled": True, "args": ["exec my-gds"]}, "gdrcopy": {"args": []}, "nodePools": [pool]}
+    assert _problems(policy, "sidecar-args") == [("/gds/args", "WARNING"), ("/nodePools/0/driver/gdrcopy/args", "WARNING")]
+    assert _problems({"gds": {"enabled": True}, "nodePools": [UBUNTU]}, "sidecar-args") == []
+
+
+def test_image_only_references_with_a_tag_warn_as_the_operator_suffixes_them() -> None:
+    """resolveDriverTag appends `-<ostag>` (precompiled: `-<kernel>-<ostag>`) to an image-only
+    driver, GDS or GDRCopy reference unless it is a digest; gpu-render pulls it as written (the
+    same image as before) and warns where it is written, once for the fleet."""
+    ref = "registry.example.com/mirror/driver:595.91.07"
+    image_only = {"repository": "", "version": "", "image": ref}
+    policy = {"driver": image_only, "gds": {"enabled": True, "repository": "", "version": "", "image": "registry.example.com/nvidia-fs:2.26.6"}, "nodePools": [UBUNTU, {**UBUNTU, "name": "b"}]}
+    assert _problems(policy, "image-only-verbatim") == [("/driver/image", "WARNING"), ("/gds/image", "WARNING")]
+    assert ctr(driver_pod(policy), "nvidia-driver-ctr")["image"] == ref
+    digest = {"repository": "", "version": "", "image": "registry.example.com/mirror/driver@sha256:" + "ef" * 32}
+    assert _problems({"driver": digest, "nodePools": [UBUNTU]}, "image-only-verbatim") == []
+    pool = {**PRECOMPILED, "driver": {**image_only, "image": "registry.example.com/driver:570", "usePrecompiled": True}}
+    (found,) = [x for x in _messages({"nodePools": [pool]}) if x.code == "image-only-verbatim"]
+    assert found.pointer == "/nodePools/0/driver/image" and "'registry.example.com/driver:570-5.15.0-1040-nvidia-ubuntu22.04'" in found.message
+
+
+def _messages(policy: dict[str, Any]) -> list[Any]:
+    from renderer import yamlio
+    from renderer.inputs import Inputs
+    from renderer.pipeline import plan
+
+    return list(plan(Inputs(yamlio.dump(policy).encode(), "values.yaml")).problems)
+
+
+@pytest.mark.parametrize(
+    ("gds", "kmt", "refused"),
+    [
+        ({"enabled": True}, "auto", True),  # the default GDS release needs the open modules
+        ({"enabled": True}, "open", False),
+        ({"enabled": True, "version": "2.17.4"}, "proprietary", False),
+        ({"enabled": True, "version": "v2.17.5-rc1"}, "auto", False),
+        ({"enabled": True, "version": "2.17"}, "auto", False),
+        ({"enabled": True, "version": "sha256:" + "ab" * 32}, "auto", True),
+    ],
+)
+def test_a_pools_own_gds_without_open_kernel_modules_warns_as_the_nvidiadriver_controller_refuses_it(gds: dict[str, Any], kmt: str, refused: bool) -> None:
+    """The NVIDIADriver controller refuses a CR whose GDS IsOpenKernelModulesRequired (a digest,
+    or v2.17.5 on: consts.MinimumGDSVersionForOpenRM) without kernelModuleType open: a warning
+    at the pool's own gds; the ClusterPolicy path does not check, so the fleet's gds does not."""
+    pool = {**UBUNTU, "driver": {"gds": gds, "kernelModuleType": kmt}}
+    assert _problems({"nodePools": [pool]}, "pool-gds-open-modules") == ([("/nodePools/0/driver/gds/enabled", "WARNING")] if refused else [])
+    assert _problems({"gds": gds, "driver": {"kernelModuleType": kmt}, "nodePools": [UBUNTU]}, "pool-gds-open-modules") == []
