@@ -1821,16 +1821,20 @@ def test_pull_secrets_are_references_in_the_chart_values(helm: str, tmp_path: Pa
     assert proc.returncode != 0 and "/devicePlugin/imagePullSecrets/0': got string, want object" in proc.stderr, proc.stderr
 
 
+VGPU_FLEET = (
+    'nodePools:\n  - {name: a, os: {id: ubuntu, version: "22.04"}, kernel: 5.15.0-1040-nvidia}\n'
+    "sandboxWorkloads: {enabled: true}\n"
+    'vgpuManager: {enabled: true, repository: registry.example.com/nvidia, version: "580.1"}\n'
+)
+"""A one-pool fleet with the vGPU manager (sandbox workloads): the pods whose pull secrets join lists."""
+
+
 def test_driver_managers_pull_secrets_are_reproduced(helm: str, tmp_path: Path) -> None:
     """The k8s-driver-manager's pull secrets go on the pods of the driver, vGPU manager and VFIO
     manager before their own (transformDriverManagerInitContainer); the chart values carry each
     list (empty by default), so clusters that set them get a values file."""
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text(
-        'nodePools:\n  - {name: a, os: {id: ubuntu, version: "22.04"}, kernel: 5.15.0-1040-nvidia}\n'
-        "sandboxWorkloads: {enabled: true}\n"
-        'vgpuManager: {enabled: true, repository: registry.example.com/nvidia, version: "580.1"}\n'
-    )
+    fleet.write_text(VGPU_FLEET)
     overlays = {
         "managers": "vgpuManager: {driverManager: {imagePullSecrets: [mgr]}}\nvfioManager: {driverManager: {imagePullSecrets: [mgr2]}, imagePullSecrets: [main]}\n",
         "driver": "driver: {manager: {imagePullSecrets: [mgr]}, imagePullSecrets: [main]}\n",
@@ -1858,11 +1862,7 @@ def test_joined_pull_secrets_keep_each_name_once_and_stay_knobs(helm: str, tmp_p
     whose lists share a name or differ are reproduced from their values files, no list is
     build-time, and ``--set`` of either list reaches the pods, a repeated name once."""
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text(
-        'nodePools:\n  - {name: a, os: {id: ubuntu, version: "22.04"}, kernel: 5.15.0-1040-nvidia}\n'
-        "sandboxWorkloads: {enabled: true}\n"
-        'vgpuManager: {enabled: true, repository: registry.example.com/nvidia, version: "580.1"}\n'
-    )
+    fleet.write_text(VGPU_FLEET)
     overlays = {
         "shared": "validator: {imagePullSecrets: [regcred]}\ndevicePlugin: {imagePullSecrets: [regcred]}\ngfd: {imagePullSecrets: [regcred, own]}\n"
         "vgpuManager: {imagePullSecrets: [regcred], driverManager: {imagePullSecrets: [regcred]}}\n",
