@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = '7086417dde21d1f5959ae318e77a42c7d40ee07a3bf5b75f57da42624b014307'
+SCHEMA_SHA256 = '927ef6dc61a9a9e9c9d5729290de164682fc24632737dabb99b609ee190a49de'
 VERSION = "2.22.3"
 class Decimal:  # no value read from YAML or JSON is one: the decimal module is not imported
     pass

@@ -12,6 +12,7 @@ from renderer.envfrom import value_from_warnings
 from renderer.merge import Located
 from renderer.problems import Problem, Severity, pointer_of
 from renderer.releasegate import release_rules
+from renderer.releaseimages import release_images
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 """Used with ``fullmatch`` only (``$`` would accept a trailing newline)."""
@@ -68,6 +69,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += image_parts_rules(located, values)
     problems += config_manager_resources(located, values)
     problems += label_rules(located)
+    problems += release_images(located, values)
     return problems
 
 

@@ -1,0 +1,131 @@
+"""The component versions each imitated operator release's chart deploys, and the warning that
+says where a policy on an older release gets gpu-render's default (newest) images instead.
+
+``cluster.operatorRelease`` decides which objects, keys and OS-tag rules are rendered; the
+images come from ``renderer/data/defaults.yaml`` (the newest release's chart) unless the policy
+pins them. A v25.10 policy that pins nothing would run v26.7's toolkit, device plugin and
+validator with v25.10's objects, where that operator deploys its own chart's versions: a
+difference the warning names, with the versions to pin. Facts from the operator chart's
+``values.yaml`` at v25.10.1 and v26.3.3 (the validator and node status exporter take the chart's
+``appVersion``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from renderer.merge import Located
+from renderer.problems import Problem, Severity
+
+CODE = "release-images"
+
+VERSIONS: dict[str, dict[str, str]] = {
+    "v25.10": {
+        "driver": "580.105.08",
+        "driver.manager": "v0.9.1",
+        "toolkit": "v1.18.1",
+        "devicePlugin": "v0.18.1",
+        "dcgm": "4.4.2-1-ubuntu22.04",
+        "dcgmExporter": "4.4.2-4.7.0-distroless",
+        "gfd": "v0.18.1",
+        "migManager": "v0.13.1",
+        "gds": "2.26.6",
+        "gdrcopy": "v2.5.1",
+        "validator": "v25.10.1",
+        "nodeStatusExporter": "v25.10.1",
+        "vgpuManager.driverManager": "v0.9.1",
+        "vgpuDeviceManager": "v0.4.1",
+        "vfioManager.driverManager": "v0.9.1",
+        "sandboxDevicePlugin": "v1.4.0",
+        "ccManager": "v0.1.1",
+    },
+    "v26.3": {
+        "driver": "580.126.20",
+        "driver.manager": "v0.11.0",
+        "toolkit": "v1.19.1",
+        "devicePlugin": "v0.19.3",
+        "dcgm": "4.5.2-1-ubuntu22.04",
+        "dcgmExporter": "4.5.3-4.8.2-distroless",
+        "gfd": "v0.19.3",
+        "migManager": "v0.14.2",
+        "gds": "2.27.3",
+        "gdrcopy": "v2.5.2",
+        "validator": "v26.3.3",
+        "nodeStatusExporter": "v26.3.3",
+        "vgpuManager.driverManager": "v0.11.0",
+        "vgpuDeviceManager": "v0.4.2",
+        "vfioManager": "v0.11.0",
+        "vfioManager.driverManager": "v0.11.0",
+        "sandboxDevicePlugin": "v1.5.0",
+        "kataSandboxDevicePlugin": "v0.0.3",
+        "ccManager": "v0.4.0",
+    },
+}
+"""Release -> image section (dotted) -> the version its chart deploys. The newest release is
+gpu-render's defaults and is not listed. v25.10's VFIO manager ran a CUDA base image
+(``cuda:13.0.1-base-ubi9``), not the k8s-driver-manager image later releases and gpu-render run:
+left out (no version of this image to pin)."""
+
+SANDBOX = ("vgpuManager", "vgpuDeviceManager", "vfioManager", "sandboxDevicePlugin", "kataSandboxDevicePlugin", "ccManager")
+"""Sections deployed only with ``sandboxWorkloads.enabled``."""
+
+OFF_BY_DEFAULT = ("dcgm", "gds", "gdrcopy", "nodeStatusExporter")
+
+
+def _section(values: dict[str, Any], dotted: str) -> Any:
+    node: Any = values
+    for key in dotted.split("."):
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
+
+
+def _deployed(values: dict[str, Any], dotted: str) -> bool:
+    top = dotted.split(".")[0]
+    section = values.get(top)
+    if not isinstance(section, dict):
+        return False
+    if top in SANDBOX and not (values.get("sandboxWorkloads") or {}).get("enabled"):
+        return False
+    return bool(section.get("enabled", top not in OFF_BY_DEFAULT))
+
+
+def _pinned(located: Located, dotted: str) -> bool:
+    """Did the policy set this image itself: a version, or an image reference of its own?"""
+    mine = _section(located.data, dotted)
+    if not isinstance(mine, dict):
+        return False
+    if dotted == "driver" and all(isinstance(p, dict) and ((p.get("driver") or {}).get("version")) for p in located.data.get("nodePools") or [{}]):
+        return True  # every pool names its own driver
+    return bool(mine.get("version")) or ("@" in str(mine.get("image", ""))) or (":" in str(mine.get("image", "")).rsplit("/", 1)[-1])
+
+
+def release_images(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """A warning at ``cluster.operatorRelease`` when the policy imitates an older release and
+    leaves deployed components' images to gpu-render's defaults (the newest release's)."""
+    cluster = located.data.get("cluster")
+    release = str((values.get("cluster") or {}).get("operatorRelease") or "")
+    table = VERSIONS.get(release)
+    if table is None or not isinstance(cluster, dict) or "operatorRelease" not in cluster:
+        return []
+    driver_on = bool((values.get("driver") or {}).get("enabled", True))
+    loose = [
+        f"{dotted} {version}"
+        for dotted, version in table.items()
+        if _deployed(values, dotted) and (driver_on or not dotted.startswith(("driver", "gds", "gdrcopy"))) and not _pinned(located, dotted)
+    ]
+    if not loose:
+        return []
+    file, line, col = located.locate("/cluster/operatorRelease")
+    return [
+        Problem(
+            file,
+            line,
+            col,
+            "/cluster/operatorRelease",
+            f"operator release {release} deploys its own chart's component versions; gpu-render renders {release}'s objects with its default "
+            f"images (the newest release's) where the policy sets no version: {', '.join(d.split(' ')[0] for d in loose)}",
+            hint=f"pin what that release deploys: {', '.join(loose)} (each as <section>.version)",
+            code=CODE,
+            severity=Severity.WARNING,
+        )
+    ]
