@@ -157,9 +157,13 @@ def prune(values: dict[str, Any], pools: bool = True) -> dict[str, Any]:
     return out
 
 
-def _deployed(values: dict[str, Any], pointer: str) -> bool:
-    sections = (pointer[1:].split("/")[0], *NEEDS.get(pointer, ()))
+def enabled(values: dict[str, Any], sections: tuple[str, ...]) -> bool:
+    """Are all of ``sections`` on in ``values`` (with defaults: an ``enabled`` left out is on)?"""
     return all((values.get(s) or {}).get("enabled", True) is not False for s in sections)
+
+
+def _deployed(values: dict[str, Any], pointer: str) -> bool:
+    return enabled(values, (pointer[1:].split("/")[0], *NEEDS.get(pointer, ())))
 
 
 def release_rules(located: Located, values: dict[str, Any]) -> list[Problem]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from renderer.merge import Located
 from renderer.problems import Problem, Severity
+from renderer.releasegate import enabled
 
 CODE = "release-images"
 
@@ -66,10 +67,12 @@ gpu-render's defaults and is not listed. v25.10's VFIO manager ran a CUDA base i
 (``cuda:13.0.1-base-ubi9``), not the k8s-driver-manager image later releases and gpu-render run:
 left out (no version of this image to pin)."""
 
-SANDBOX = ("vgpuManager", "vgpuDeviceManager", "vfioManager", "sandboxDevicePlugin", "kataSandboxDevicePlugin", "ccManager")
-"""Sections deployed only with ``sandboxWorkloads.enabled``."""
-
-OFF_BY_DEFAULT = ("dcgm", "gds", "gdrcopy", "nodeStatusExporter")
+NEEDS: dict[str, tuple[str, ...]] = {
+    **{s: ("sandboxWorkloads",) for s in ("vgpuManager", "vgpuDeviceManager", "vfioManager", "sandboxDevicePlugin", "kataSandboxDevicePlugin", "ccManager")},
+    "gds": ("driver",),  # sidecars of the driver's pods
+    "gdrcopy": ("driver",),
+}
+"""Image section -> further sections it is deployed only with."""
 
 
 def _section(values: dict[str, Any], dotted: str) -> Any:
@@ -80,13 +83,9 @@ def _section(values: dict[str, Any], dotted: str) -> Any:
 
 
 def _deployed(values: dict[str, Any], dotted: str) -> bool:
+    """Is the image's operand deployed (``values`` with defaults, which say each ``enabled``)?"""
     top = dotted.split(".")[0]
-    section = values.get(top)
-    if not isinstance(section, dict):
-        return False
-    if top in SANDBOX and not (values.get("sandboxWorkloads") or {}).get("enabled"):
-        return False
-    return bool(section.get("enabled", top not in OFF_BY_DEFAULT))
+    return enabled(values, (top, *NEEDS.get(top, ())))
 
 
 def _pinned(located: Located, dotted: str) -> bool:
@@ -107,12 +106,7 @@ def release_images(located: Located, values: dict[str, Any]) -> list[Problem]:
     table = VERSIONS.get(release)
     if table is None or not isinstance(cluster, dict) or "operatorRelease" not in cluster:
         return []
-    driver_on = bool((values.get("driver") or {}).get("enabled", True))
-    loose = [
-        f"{dotted} {version}"
-        for dotted, version in table.items()
-        if _deployed(values, dotted) and (driver_on or not dotted.startswith(("driver", "gds", "gdrcopy"))) and not _pinned(located, dotted)
-    ]
+    loose = [f"{dotted} {version}" for dotted, version in table.items() if _deployed(values, dotted) and not _pinned(located, dotted)]
     if not loose:
         return []
     file, line, col = located.locate("/cluster/operatorRelease")
