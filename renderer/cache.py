@@ -233,7 +233,8 @@ def tracked_warning(out: Any, tracked: list[str]) -> Problem:
 # Tagged JSON: every collection and every node of the template tree is a one-key object,
 # {"l": [...]} list, {"t": [...]} tuple, {"s": [...]} set, {"d": {...}} dict with string keys,
 # {"p": [[k, v], ...]} dict with other keys, {"m": 0} MISSING, {"r": 0} REMOVE and
-# {"c": "Ref", "f": [...]} a dataclass of the template tree by name and positional fields.
+# {"c": "Ref", "f": [...]} a dataclass of the template tree by name and positional fields
+# (a Variant that stands for a list item also {"n": name}: the item's name, which tset gives it).
 
 
 class _Bad(Exception):
@@ -279,7 +280,10 @@ def _enc(value: Any, classes: dict[type, tuple[str, ...]]) -> Any:
     names = classes.get(kind)
     if names is None:
         raise _Bad(f"no JSON form for {kind.__name__}")
-    return {"c": kind.__name__, "f": [_enc(getattr(value, n), classes) for n in names]}
+    out = {"c": kind.__name__, "f": [_enc(getattr(value, n), classes) for n in names]}
+    if kind is helm_tree.Variant and hasattr(value, "name"):
+        out["n"] = _enc(value.name, classes)
+    return out
 
 
 def _dec(node: Any, classes: dict[str, tuple[type, tuple[str, ...]]], depth: int) -> Any:
@@ -305,19 +309,11 @@ class _Decoder:
         kind = type(node)
         if node is None or kind is str or kind is int or kind is bool or kind is float:
             return node
-        if kind is not dict or len(node) not in (1, 2):
+        if kind is not dict or len(node) not in (1, 2, 3):
             raise _Bad("not a tagged value")
         dec = self.dec
-        if len(node) == 2:
-            name, fields = node.get("c"), node.get("f")
-            if type(name) is not str or name not in self.classes or type(fields) is not list:
-                raise _Bad("not a node of the template tree")
-            cls, names = self.classes[name]
-            if len(fields) != len(names):
-                raise _Bad(f"{name} with {len(fields)} fields")
-            made = cls(*(dec(f, depth + 1) for f in fields))
-            _check_node(made, self.tree)
-            return made
+        if len(node) > 1:
+            return self.node(node, depth)
         ((tag, body),) = node.items()
         if tag == "m" and body == 0:
             return self.missing
@@ -336,6 +332,24 @@ class _Decoder:
                 out[dec(pair[0], depth + 1)] = dec(pair[1], depth + 1)
             return out
         raise _Bad(f"unknown tag {tag!r}")
+
+    def node(self, node: dict[str, Any], depth: int) -> Any:
+        """A dataclass of the template tree (``{"c": name, "f": fields}``, a list item's Variant
+        with ``"n"`` too)."""
+        name, fields = node.get("c"), node.get("f")
+        if type(name) is not str or name not in self.classes or type(fields) is not list:
+            raise _Bad("not a node of the template tree")
+        cls, names = self.classes[name]
+        if len(fields) != len(names):
+            raise _Bad(f"{name} with {len(fields)} fields")
+        made = cls(*(self.dec(f, depth + 1) for f in fields))
+        _check_node(made, self.tree)
+        if len(node) == 3:
+            item = node.get("n")
+            if cls is not self.tree.Variant or type(item) is not str:
+                raise _Bad("a name on what is not a list item's Variant")
+            made.name = item
+        return made
 
 
 def _is_path(value: Any) -> bool:
@@ -395,6 +409,24 @@ def chart_dumps(fleet: str, found: Any) -> bytes | None:
     except _Bad:
         return None
     return json.dumps(body, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def tree_dumps(value: Any) -> bytes | None:
+    """``value`` (data and nodes of the template tree) as tagged JSON, or None when it holds
+    what that cannot (a worker process sends its templates so, :mod:`renderer.workers`)."""
+    classes = {cls: names for cls, names in _tree_classes().values()}
+    try:
+        return json.dumps(_enc(value, classes), separators=(",", ":"), allow_nan=False).encode("utf-8")
+    except _Bad:
+        return None
+
+
+def tree_loads(data: bytes) -> Any:
+    """What :func:`tree_dumps` wrote as ``data``; ValueError for anything it could not have written."""
+    try:
+        return _dec(json.loads(data), _tree_classes(), 0)
+    except (TypeError, RecursionError, _Bad) as e:
+        raise ValueError(f"not a template tree: {e}") from None
 
 
 def chart_loads(data: bytes, fleet: str) -> Any:
