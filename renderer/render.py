@@ -57,11 +57,12 @@ def render(inputs: Inputs) -> dict[str, str]:
     return render_plan(p)
 
 
-def render_plan(p: Plan, progress: Callable[[str], None] | None = None) -> dict[str, str]:
+def render_plan(p: Plan, progress: Callable[[str], None] | None = None, jobs: int = 1) -> dict[str, str]:
+    """All output files of the plan ``p`` (``jobs``: processes the chart analysis may use)."""
     from renderer.emit import emit_units
 
     assert p.base is not None
-    emitted = emit_units(p, progress)
+    emitted = emit_units(p, progress, jobs=jobs)
     files = emitted.files
     self_check(files, emitted.verified)
     return dict(sorted(files.items()))

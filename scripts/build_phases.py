@@ -7,8 +7,9 @@ Each run is a new process (cold: imports, no digest kept) that builds into a new
 folder, removed afterwards, with the phases' functions wrapped to add up their CPU time
 (``time.process_time``: user + system). The report gives each phase's best of the runs, so
 the phases need not add up to the best total. Run it with bytecode compiled (without
-PYTHONDONTWRITEBYTECODE), as pip installs gpu-render. The figures of docs/helm-chart.md
-("Speed", the cold build) come from this script.
+PYTHONDONTWRITEBYTECODE), as pip installs gpu-render. The build runs in one process
+(``--jobs 1``): the CPU a forked analysis worker spends is not in this process's time. The
+figures of docs/helm-chart.md ("Speed", the cold build) come from this script.
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ def one(out: str) -> dict[str, float]:
 
     for module, name, label in PHASES:
         wrap(sys.modules[module], name, label)
-    sys.argv = ["gpu-render", "build", "--no-cache", "--out", out, "-q"]
+    # one process: process time counts this process only, not the workers a build forks for the analysis
+    sys.argv = ["gpu-render", "build", "--no-cache", "--jobs", "1", "--out", out, "-q"]
     try:
         renderer.cli.main(prog_name="gpu-render")
     except SystemExit as exc:

@@ -47,10 +47,13 @@ CASES_AND_EXAMPLE = ["example", *case_names()]
 @pytest.mark.parametrize("name", CASES_AND_EXAMPLE)
 def test_shortcuts_give_the_templates_of_the_plain_search(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Suspects before bisection, and variants not built when the pools a build read come out
-    the same, leave every template, knob, build-time key and digest as the plain search has them."""
+    the same, leave every template, knob, build-time key and digest as the plain search has them;
+    so does spreading the components over processes (each process's shared analysis state
+    sees other components before each of its own)."""
     folder = ROOT if name == "example" else CASES / name
     model = _base(folder / "values.yaml", folder / "overlays")
     fast = _shape(templates_for(model))
+    assert _shape(templates_for(model, jobs=3)) == fast
     monkeypatch.setattr(helm_ir, "SHORTCUTS", False)
     assert _shape(templates_for(model)) == fast
 

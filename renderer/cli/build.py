@@ -24,12 +24,31 @@ class BuildOptions:
     fmt: str = "text"
     quiet: bool = False
     cache: bool = True
+    jobs: int = 1
+    """Processes the chart analysis may use (:mod:`renderer.workers`)."""
 
 
 def input_options(f: F) -> F:
     f = click.option("--overlays", type=click.Path(path_type=Path), default=Path("overlays"), show_default=True, help="Folder of per-cluster overlays.")(f)
     f = click.option("--values", "values", type=click.Path(path_type=Path), default=Path("values.yaml"), show_default=True, help="Fleet values file.")(f)
     return f
+
+
+def jobs_option(f: F) -> F:
+    return click.option(
+        "-j",
+        "--jobs",
+        type=click.IntRange(1),
+        default=None,
+        envvar="GPU_RENDER_JOBS",
+        help="Processes the chart analysis may use (also GPU_RENDER_JOBS; default: the cores this process may run on). The output is the same whatever it is.",
+    )(f)
+
+
+def jobs_of(jobs: int | None) -> int:
+    from renderer import workers
+
+    return workers.available() if jobs is None else jobs
 
 
 def format_option(f: F) -> F:
@@ -121,9 +140,9 @@ def _render_with_progress(p: Any, opts: BuildOptions, kept: dict[str, Any], char
 
     clusters = len(p.clusters)
     if opts.quiet or opts.fmt == "json" or clusters < 2 or not sys.stderr.isatty():
-        return emit_units(p, None, kept, chart, printed)
+        return emit_units(p, None, kept, chart, printed, opts.jobs)
     with click.progressbar(length=clusters, label="rendering clusters", file=sys.stderr) as bar:
-        return emit_units(p, lambda _name: bar.update(1), kept, chart, printed)
+        return emit_units(p, lambda _name: bar.update(1), kept, chart, printed, opts.jobs)
 
 
 # --- the incremental build's cache (see renderer/cache.py): the I/O half ------------------
@@ -350,12 +369,13 @@ def _report(changes: list, opts: BuildOptions, check: bool = False) -> None:  # 
 @format_option
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems.")
 @click.option("--no-cache", is_flag=True, help="Render every cluster; neither read nor write OUT/.gpu-render-cache/.")
-def build_cmd(values: Path, overlays: Path, out: Path, check: bool, dry_run: bool, force: bool, fmt: str, quiet: bool, no_cache: bool) -> None:
+@jobs_option
+def build_cmd(values: Path, overlays: Path, out: Path, check: bool, dry_run: bool, force: bool, fmt: str, quiet: bool, no_cache: bool, jobs: int | None) -> None:
     """Render the policy into OUT: Helm chart, Kustomize base and overlays, Argo CD apps.
 
     Clusters whose inputs and output files did not change since the last build are not
     rendered again (their files are read back); --check always renders everything."""
-    code = execute_build(BuildOptions(values, overlays, out, check, dry_run, force, fmt, quiet, not no_cache))
+    code = execute_build(BuildOptions(values, overlays, out, check, dry_run, force, fmt, quiet, not no_cache, jobs_of(jobs)))
     if code:
         raise SystemExit(code)
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from renderer.cli import EXIT_OK, EXIT_PROBLEMS
+from renderer.cli.build import jobs_of, jobs_option
 from renderer.problems import UserError
 
 if TYPE_CHECKING:  # renderer.diff is imported when diff runs, not by every command's start-up
@@ -53,6 +54,8 @@ class DiffOptions:
     fail_on: tuple[str, ...]
     parts_dir: Path | None
     comment_limit: int
+    jobs: int = 1
+    """Processes the chart analysis may use, when a side is an output folder (its other side is rendered whole)."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,7 @@ def _plan(src: Source):  # type: ignore[no-untyped-def]
     return p
 
 
-def to_side(src: Source, as_tree: bool, memo: Memo | None = None) -> Side:
+def to_side(src: Source, as_tree: bool, memo: Memo | None = None, jobs: int = 1) -> Side:
     from renderer.diff import side_from_models, side_from_tree
     from renderer.render import render_plan
 
@@ -104,7 +107,7 @@ def to_side(src: Source, as_tree: bool, memo: Memo | None = None) -> Side:
         return side_from_tree(src.label, src.tree)
     p = _plan(src)
     if as_tree:
-        return side_from_tree(src.label, render_plan(p))
+        return side_from_tree(src.label, render_plan(p, jobs=jobs))
     patches = {c.name: c.patches for c in src.inputs.clusters} if src.inputs is not None else {}
     return side_from_models(src.label, p.base, p.clusters, patches, memo=memo)
 
@@ -119,7 +122,7 @@ def compute(opts: DiffOptions, cwd: Path, *, memoise: bool = True) -> Diff:
     new = resolve_source(opts.head, opts, cwd, is_base=False)
     as_tree = old.tree is not None or new.tree is not None
     memo = Memo() if memoise else None
-    return diff_sides(to_side(old, as_tree, memo), to_side(new, as_tree, memo))
+    return diff_sides(to_side(old, as_tree, memo, opts.jobs), to_side(new, as_tree, memo, opts.jobs))
 
 
 def want_color(isatty: bool, env: Mapping[str, str]) -> bool:
@@ -169,13 +172,26 @@ def execute(opts: DiffOptions, cwd: Path) -> int:
 @click.option("--fail-on", multiple=True, type=DisruptionClass(), help="Exit 1 when a change has this disruption class (repeatable).")
 @click.option("--parts-dir", type=click.Path(path_type=Path), default=None, help="markdown: also write each comment-sized part to DIR/part-NNN.md.")
 @click.option("--comment-limit", type=click.IntRange(1000), default=65_536, show_default=True, hidden=True, help="markdown: characters per part.")
-def diff_cmd(base: str | None, head: str | None, values: Path, overlays: Path, fmt: str, show_noise: bool, exit_code: bool, fail_on: tuple[str, ...], parts_dir: Path | None, comment_limit: int) -> None:
+@jobs_option
+def diff_cmd(
+    base: str | None,
+    head: str | None,
+    values: Path,
+    overlays: Path,
+    fmt: str,
+    show_noise: bool,
+    exit_code: bool,
+    fail_on: tuple[str, ...],
+    parts_dir: Path | None,
+    comment_limit: int,
+    jobs: int | None,
+) -> None:
     """Semantic diff of the rendered stack between BASE and HEAD, with disruption classes.
 
     BASE and HEAD are git refs, policy folders or output folders. Default BASE: the merge
     base with the default branch; default HEAD: the working tree.
     """
-    opts = DiffOptions(base, head, values, overlays, fmt, show_noise, exit_code, fail_on, parts_dir, comment_limit)
+    opts = DiffOptions(base, head, values, overlays, fmt, show_noise, exit_code, fail_on, parts_dir, comment_limit, jobs_of(jobs))
     code = execute(opts, Path.cwd())
     if code:
         raise SystemExit(code)

@@ -63,8 +63,9 @@ class ClusterUnit:
     values file), which the self-check need not parse again."""
 
 
-def fleet_context(p: Plan, chart: tuple[dict[str, Any], list[Any]] | None = None) -> FleetContext:
-    """The fleet's render and chart analysis (``chart``: a kept ``helm.templates_for`` result)."""
+def fleet_context(p: Plan, chart: tuple[dict[str, Any], list[Any]] | None = None, jobs: int = 1) -> FleetContext:
+    """The fleet's render and chart analysis (``chart``: a kept ``helm.templates_for`` result;
+    ``jobs``: processes the analysis may use)."""
     from renderer.emit import helm
     from renderer.emit.kustomize import OverlayCache
     from renderer.memo import Memo
@@ -73,7 +74,7 @@ def fleet_context(p: Plan, chart: tuple[dict[str, Any], list[Any]] | None = None
     assert p.base is not None
     memo = Memo()
     base_objs = objects(p.base, memo)
-    return FleetContext(p.base, base_objs, helm.analyse(p.base, base_objs, chart), memo, OverlayCache())
+    return FleetContext(p.base, base_objs, helm.analyse(p.base, base_objs, chart, jobs), memo, OverlayCache())
 
 
 def cluster_unit(ctx: FleetContext, name: str, model: Model, objs: Objects, user: UserPatches = (), user_dir: str = "") -> ClusterUnit:
@@ -144,17 +145,18 @@ def emit_units(
     kept: dict[str, ClusterUnit] | None = None,
     chart: tuple[dict[str, Any], list[Any]] | None = None,
     printed: dict[str, str] | None = None,
+    jobs: int = 1,
 ) -> Emitted:
     """Units of the clusters ``p`` planned, plus the ``kept`` units of clusters it did not
     (an incremental build hands them in, files read back from the output folder), then the
     aggregates over all of them. ``chart``: a kept analysis of the same fleet; ``printed``:
     the chart templates printed from it, as :func:`aggregate` takes them (only used with the
-    kept analysis, when it passed its check)."""
+    kept analysis, when it passed its check); ``jobs``: processes the chart analysis may use."""
     from renderer.emit import base
     from renderer.render import objects
     from renderer.userpatches import patches_dir
 
-    ctx = fleet_context(p, chart)
+    ctx = fleet_context(p, chart, jobs)
     units = dict(kept or {})
     overlap = units.keys() & p.clusters.keys()
     if overlap:
@@ -179,6 +181,6 @@ def emit_units(
     return Emitted(files, units, (ctx.chart.values, ctx.chart.templates), fresh, frozenset(verified))
 
 
-def emit_all(p: Plan, progress: Callable[[str], None] | None = None) -> dict[str, str]:
+def emit_all(p: Plan, progress: Callable[[str], None] | None = None, jobs: int = 1) -> dict[str, str]:
     """Every output file. ``progress`` is told each cluster's name once its unit exists."""
-    return emit_units(p, progress).files
+    return emit_units(p, progress, jobs=jobs).files

@@ -98,11 +98,12 @@ def _keep_crds(tpl: helm_tree.Template) -> None:
         mark(node)
 
 
-def templates_for(model: Model) -> tuple[dict[str, Any], list[helm_tree.Template]]:
+def templates_for(model: Model, jobs: int = 1) -> tuple[dict[str, Any], list[helm_tree.Template]]:
+    """The chart's values and templates for the fleet ``model``, analysed by up to ``jobs`` processes."""
     from renderer.schema import load_schema
 
     values = clone(chart_values(model))  # the analysis hands parts of it to builders: a copy of its own
-    templates = helm_ir.analyse_all(COMPONENTS, values, model.cluster, load_schema())
+    templates = helm_ir.analyse_all(COMPONENTS, values, model.cluster, load_schema(), jobs)
     for tpl in templates:
         _keep_crds(tpl)
     generated = {k: v for tpl in templates for k, v in tpl.generated.items()}
@@ -171,9 +172,11 @@ class Chart:
         return sorted(out)
 
 
-def analyse(fleet: Model, base_objs: dict[str, list[Obj]] | None = None, found: tuple[dict[str, Any], list[helm_tree.Template]] | None = None) -> Chart:
+def analyse(
+    fleet: Model, base_objs: dict[str, list[Obj]] | None = None, found: tuple[dict[str, Any], list[helm_tree.Template]] | None = None, jobs: int = 1
+) -> Chart:
     """The chart of the fleet render (``found``: a ``templates_for`` result the caller kept),
-    checked against the static render."""
+    checked against the static render; ``jobs``: processes the analysis may use."""
     if found is not None:  # kept by the cache: data that must reproduce the render, else redone
         try:
             kept = {k: v for k, v in found[0].items() if k != "generated"}
@@ -181,7 +184,7 @@ def analyse(fleet: Model, base_objs: dict[str, list[Obj]] | None = None, found: 
                 return Chart(found[0], found[1])
         except Exception:  # a cache file of the wrong shape is only a cache miss
             pass
-    values, templates = templates_for(fleet)
+    values, templates = templates_for(fleet, jobs)
     if normalise(helm_eval.render_templates(templates, values)) != normalise(static_objects(fleet, base_objs)):
         raise ChartMismatch("the chart's templates do not reproduce the fleet render (a gpu-render bug)")
     return Chart(values, templates)

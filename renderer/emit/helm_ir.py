@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from renderer import gcpause
+from renderer import gcpause, workers
 from renderer.components import Component
 from renderer.components.common import Obj
 from renderer.components.dra_common import TERMS
@@ -2759,23 +2759,28 @@ def _convert_text(node: str, sent: Sentinels) -> Ref | Interp | Joined:
     return Interp(tuple(parts))
 
 
-def analyse_all(components: tuple[Component, ...], values: dict[str, Any], cluster: str, schema: dict[str, Any]) -> list[Template]:
+def analyse_all(components: tuple[Component, ...], values: dict[str, Any], cluster: str, schema: dict[str, Any], jobs: int = 1) -> list[Template]:
+    """Each component's template (those that build nothing have none), analysed by up to
+    ``jobs`` processes (:func:`renderer.workers.each`): each component's analysis is its own,
+    what one leaves in the shared :class:`Analysis` (suspects to try first) only chooses which
+    builds the next makes, never what it finds, so the templates are the same either way."""
     # The analysis makes a great many short-lived containers and hardly any reference cycles:
     # the cycle collector would scan its live data again and again for nothing (about 5 % of
     # the analysis). Paused while it runs (renderer.gcpause); refcounting frees the rest.
+    from renderer import cache  # a worker's templates come back as the cache keeps them: data only
+
     with gcpause.paused():
         analysis = Analysis(values, cluster, schema)
         synthetic = synthetic_values(values)
-        out: list[Template] = []
-        for comp in components:
+
+        def one(comp: Component) -> Template | None:
             tpl = None
             if synthetic is not None and _pooled(analysis, comp, synthetic):
                 tpl = _ranged(analysis, comp, synthetic, schema)
-            if tpl is None:
-                tpl = analysis.analyse(comp)
-            if tpl is not None:
-                out.append(tpl)
-        return out
+            return analysis.analyse(comp) if tpl is None else tpl
+
+        found = workers.each(one, components, jobs, cache.tree_dumps, cache.tree_loads)
+        return [tpl for tpl in found if tpl is not None]
 
 
 # --- one template body per node pool ------------------------------------------------------
