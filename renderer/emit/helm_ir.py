@@ -294,11 +294,9 @@ def _text_of_block_beside(node: Any, like: Any) -> bool:
     kind = type(node)
     if kind is not type(like) or (kind is not dict and kind is not list):
         return _text_of_block(node)
-    if kind is dict:
-        vals, wases = list(node.values()), [like.get(key, MISSING) for key in node]
-    else:
-        vals, wases = node, like[: len(node)] + [MISSING] * (len(node) - len(like))
-    for val, was in zip(vals, wases, strict=True):
+    # (each pair looked up as it is walked: no list of either side made per node)
+    pairs = zip(node.values(), map(like.get, node, itertools.repeat(MISSING)), strict=True) if kind is dict else itertools.zip_longest(node, like[: len(node)], fillvalue=MISSING)
+    for val, was in pairs:
         if val is was:
             continue
         if type(val) is str:
