@@ -93,6 +93,15 @@ def test_vfio_manager_driver_manager_init_takes_vfio_resources_from_v26_7(releas
     assert ctr(p, "k8s-driver-manager").get("resources") == (CPU1 if release == "v26.7" else None)
 
 
+@pytest.mark.parametrize("release", ["v25.10", "v26.3", "v26.7"])
+def test_driver_manager_init_takes_driver_resources_from_v26_7(release: str) -> None:
+    """manifests/state-driver/0500_daemonset.yaml: `resources: {{ .Driver.Spec.Resources }}` on
+    k8s-driver-manager from v26.7 (v26.3 and before: the driver's containers only)."""
+    p = pod(ds(released(release, {"driver": {"resources": CPU1}}), "driver"))
+    assert ctr(p, "nvidia-driver-ctr")["resources"] == CPU1
+    assert ctr(p, "k8s-driver-manager").get("resources") == (CPU1 if release == "v26.7" else None)
+
+
 def test_sandbox_validator_main_takes_validator_resources_and_env() -> None:
     """TransformSandboxValidator -> TransformValidatorShared: validator.resources on every
     container, validator.env on the main one, as on the operator validator."""

@@ -287,7 +287,8 @@ def _secret_env(ctr: Obj, driver: dict[str, Any]) -> None:
 
 
 def _resources(ctr: Obj, driver: dict[str, Any]) -> None:
-    """``driver.resources`` go on every container of the driver pod (as the operator sets them)."""
+    """``driver.resources`` go on every main container of the driver pod (as the operator sets them;
+    its init container from v26.7, :func:`_manager_container`)."""
     if driver.get("resources"):
         ctr["resources"] = c.resources(driver)
 
@@ -309,8 +310,8 @@ def _manager_container(model: Model, driver: dict[str, Any]) -> Obj:
             c.mount("run-mellanox-drivers", "/run/mellanox/drivers", propagation="HostToContainer"),
         ],
     }
-    _resources(ctr, driver)
-    return ctr
+    # state-driver's k8s-driver-manager takes the NVIDIADriver's resources from v26.7 on only
+    return c.init_resources(ctr, model, driver)
 
 
 SIDECAR_INSTALL = {"gds": "nvidia-gds-driver", "gdrcopy": "nvidia-gdrcopy-driver"}
