@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = '59f507523993fc0cd8e3d5b14b9907a59b6736ce423229951cbc31c33d7b2fa1'
+SCHEMA_SHA256 = '8ba95f1360e52276013e8b69fbf95b08731abb2c067ce69c83d3291f462e69be'
 VERSION = "2.22.3"
 class Decimal:  # no value read from YAML or JSON is one: the decimal module is not imported
     pass
@@ -33,7 +33,7 @@ REGEX_PATTERNS = {
     '\\S': re.compile('\\S'),
     '^[0-9]+%$': re.compile('^[0-9]+%\\Z'),
     '^[0-9a-fA-F]{2,4}$': re.compile('^[0-9a-fA-F]{2,4}\\Z'),
-    '^/(.*[^/])?$': re.compile('^/(.*[^/])?\\Z'),
+    '^(/[^/\\n]+)+$': re.compile('^(/[^/\\n]+)+\\Z'),
     '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$': re.compile('^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+\\Z'),
     '^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]{1,2}|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$': re.compile('^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]{1,2}|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?\\Z'),
     '^[0-9]+%?$': re.compile('^[0-9]+%?\\Z')
@@ -2921,8 +2921,8 @@ def validate_https___gpu_render_dev_schemas_values_schema_json(data, custom_form
                     if not isinstance(data__toolkit__installDir, (str)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".toolkit.installDir must be string")
                     if isinstance(data__toolkit__installDir, str):
-                        if not REGEX_PATTERNS['^/(.*[^/])?$'].search(data__toolkit__installDir):
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".toolkit.installDir must match pattern ^/(.*[^/])?$")
+                        if not REGEX_PATTERNS['^(/[^/\\n]+)+$'].search(data__toolkit__installDir):
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".toolkit.installDir must match pattern ^(/[^/\\n]+)+$")
                 if data__toolkit_keys:
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".toolkit must not contain "+str(data__toolkit_keys)+" properties")
         if "devicePlugin" in data_keys:

@@ -96,7 +96,7 @@ CASES = [
     ("quantity-pattern", "driver:\n  resources:\n    limits:\n      cpu: lots\n", None,
      ['values.yaml:4:12: /driver/resources/limits/cpu: "lots" does not match the pattern ^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]{1,2}|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$ (A Kubernetes quantity, e.g. 500m, 2, 1Gi)']),
     ("toolkit-install-dir-trailing-slash", "toolkit:\n  installDir: /opt/nvidia/\n", None,
-     ["values.yaml:2:15: /toolkit/installDir: \"/opt/nvidia/\" does not match the pattern ^/(.*[^/])?$ (Host folder where the toolkit is installed: an absolute path without a trailing '/' (the operator joins toolkit/nvidia-cdi-hook onto it as a clean path; write /opt/nvidia, not /opt/nvidia/))"]),
+     ["values.yaml:2:15: /toolkit/installDir: \"/opt/nvidia/\" does not match the pattern ^(/[^/\\n]+)+$ (Host folder where the toolkit is installed: an absolute path without a trailing '/' (the operator joins toolkit/nvidia-cdi-hook onto it as a clean path; write /opt/nvidia, not /opt/nvidia/))"]),
     ("pool-name-pattern", "nodePools:\n  - name: Bad_Name\n    os: {id: ubuntu, version: '22.04'}\n", None,
      ["values.yaml:2:11: /nodePools/0/name: \"Bad_Name\" does not match the pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (Pool name, used in object names: lowercase letters, digits and '-')"]),
     ("pool-missing-os", "nodePools:\n  - name: a\n", None,

@@ -479,6 +479,14 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
     _emit_entries(out, node, ind)
 
 
+def _merged_entry(node: dict[Any, Any], key: str, ind: int) -> str | None:
+    """``include "<chart>.mergedEntry" (list "key" A B)`` for a map of values maps alone (what
+    ``if`` their presence, ``key:``, their merge prints), None when the line would be too long."""
+    args = [f"({g})" if g.startswith("and ") else g for g in (splice_source(s, node[s]) for s in node)]
+    source = merged_call(args, key)
+    return source if ind + len("{{- with " + source + " }}{{ . | nindent " + str(ind) + " }}{{ end }}") <= WIDTH else None
+
+
 def _literal_text(out: Out, node: dict[Any, Any], ind: int) -> str | None:
     """The text :func:`_emit_entries` prints for the literal map ``node`` into a new ``out``,
     or None when it leaves an action pending (then it is not text to reuse)."""
@@ -970,6 +978,8 @@ def emit_entry(out: Out, key: str, val: Any, ind: int, pad: str) -> None:
         if len(pad) + len(k) + len(scalar) + 2 > WIDTH and isinstance(val, Interp) and not scalar.startswith("{{ list"):
             scalar = _interp_printf(val, pad)
         out.text(f"{pad}{k}: {scalar}")
+    elif isinstance(val, dict) and len(val) > 1 and all(isinstance(s, Splice) for s in val) and (one := _merged_entry(val, key, ind)) is not None:
+        out.splice(one, ".", ind)  # only values maps: `key:` and their merge, or nothing, on one line
     elif isinstance(val, dict) and val and emptiable(val):
         out.ctl(wrapped("if", _present(val), ind), ind)
         out.text(f"{pad}{k}:")
