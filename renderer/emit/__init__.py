@@ -181,6 +181,6 @@ def emit_units(
     return Emitted(files, units, (ctx.chart.values, ctx.chart.templates), fresh, frozenset(verified))
 
 
-def emit_all(p: Plan, progress: Callable[[str], None] | None = None, jobs: int = 1) -> dict[str, str]:
+def emit_all(p: Plan, progress: Callable[[str], None] | None = None) -> dict[str, str]:
     """Every output file. ``progress`` is told each cluster's name once its unit exists."""
-    return emit_units(p, progress, jobs=jobs).files
+    return emit_units(p, progress).files

@@ -482,9 +482,18 @@ def emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
 def _merged_entry(node: dict[Any, Any], key: str, ind: int) -> str | None:
     """``include "<chart>.mergedEntry" (list "key" A B)`` for a map of values maps alone (what
     ``if`` their presence, ``key:``, their merge prints), None when the line would be too long."""
-    args = [f"({g})" if g.startswith("and ") else g for g in (splice_source(s, node[s]) for s in node)]
-    source = merged_call(args, key)
-    return source if ind + len("{{- with " + source + " }}{{ . | nindent " + str(ind) + " }}{{ end }}") <= WIDTH else None
+    source = merged_call(_merge_args(node, list(node)), key)
+    return source if _fits_one_line(source, ind) else None
+
+
+def _merge_args(node: dict[Any, Any], splices: list[Splice]) -> list[str]:
+    """The values maps ``splices`` of ``node`` as arguments of a merge call."""
+    return [f"({g})" if g.startswith("and ") else g for g in (splice_source(s, node[s]) for s in splices)]
+
+
+def _fits_one_line(source: str, ind: int) -> bool:
+    """Does ``{{- with source }}{{ . | nindent ind }}{{ end }}`` fit in :data:`WIDTH`?"""
+    return ind + len("{{- with " + source + " }}{{ . | nindent " + str(ind) + " }}{{ end }}") <= WIDTH
 
 
 def _literal_text(out: Out, node: dict[Any, Any], ind: int) -> str | None:
@@ -505,9 +514,9 @@ def _emit_entries(out: Out, node: dict[Any, Any], ind: int) -> None:
             out.lines(_printed(key, val, False, ind))
         elif isinstance(key, Splice) and len(splices := splices or [k for k in node if isinstance(k, Splice)]) > 1:
             if key is splices[0]:  # two or more values maps: one merge (a key they share once)
-                args = [f"({g})" if g.startswith("and ") else g for g in (splice_source(s, node[s]) for s in splices)]
+                args = _merge_args(node, splices)
                 source = merged_call(args)
-                if ind + len("{{- with " + source + " }}{{ . | nindent " + str(ind) + " }}{{ end }}") > WIDTH:  # a map per line (an action may span lines)
+                if not _fits_one_line(source, ind):  # a map per line (an action may span lines)
                     source = f'include "{CHART}.{MERGED}" (list' + "".join("\n" + " " * (ind + 4) + a for a in args) + ")"
                     out.ctl("with " + source, ind)
                     out.yaml(".", ind)
