@@ -603,12 +603,13 @@ def test_a_fleet_of_two_runtime_setups_keeps_the_toolkit_in_the_range(helm: str,
     _reproduced(helm, chart, plan(inputs), names)
 
 
-def test_container_runtime_is_build_time_and_changes_nothing(helm: str, tmp_path: Path) -> None:
+def test_container_runtime_is_build_time_and_refused(helm: str, tmp_path: Path) -> None:
     """`cluster.containerRuntime` is resolved into each pool's facts at build time (the toolkit's
-    runtime setup, `node.runtime`): the chart reads it nowhere, so `--set` of it changes nothing
-    (it used to drop the operands' `runtimeClassName` without CDI but leave the toolkit on
-    containerd), and the README and values.yaml say "(build-time)". The policy change it stands
-    for does change the render (the toolkit configures CRI-O, no runtimeClassName): rebuild."""
+    runtime setup, `node.runtime`): the chart reads it nowhere (it used to drop the operands'
+    `runtimeClassName` without CDI but leave the toolkit on containerd), and the README and
+    values.yaml say "(build-time)". The policy change it stands for does change the render (the
+    toolkit configures CRI-O, no runtimeClassName), so a `--set` of it, which would change
+    nothing, is refused (it used to render as before, silently); the same value passes."""
     fleet = _fleet_values()
     fleet["cdi"] = {**(fleet.get("cdi") or {}), "enabled": False}
     (tmp_path / "values.yaml").write_text(yamlio.dump(fleet))
@@ -621,7 +622,9 @@ def test_container_runtime_is_build_time_and_changes_nothing(helm: str, tmp_path
     base = normalise(_template(helm, chart))
     assert base == normalise(_static(fleet))
     for runtime in ("crio", "docker"):
-        assert normalise(_template(helm, chart, "--set", f"cluster.containerRuntime={runtime}")) == base, runtime
+        err = _refused(helm, chart, "--set", f"cluster.containerRuntime={runtime}")
+        assert f'cluster.containerRuntime is "{runtime}", but it is build-time' in err, err
+    assert normalise(_template(helm, chart, "--set", "cluster.containerRuntime=containerd")) == base
     changed = copy.deepcopy(fleet)
     changed["cluster"]["containerRuntime"] = "crio"
     assert normalise(_static(changed)) != base  # a real change of the policy: the chart needs a rebuild

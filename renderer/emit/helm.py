@@ -21,7 +21,7 @@ from renderer._version import __version__
 from renderer.components import COMPONENTS
 from renderer.components.common import Obj
 from renderer.datafiles import data_text
-from renderer.emit import helm_eval, helm_ir, helm_tree
+from renderer.emit import buildtime, helm_eval, helm_ir, helm_tree
 from renderer.emit.helm_named import Helpers
 from renderer.emit.helm_readme import readme
 from renderer.emit.helm_text import CHART, template_text
@@ -107,9 +107,16 @@ def templates_for(model: Model, jobs: int = 1) -> tuple[dict[str, Any], list[hel
     for tpl in templates:
         _keep_crds(tpl)
     generated = {k: v for tpl in templates for k, v in tpl.generated.items()}
+    generated.update(buildtime.digests(values, fixed_keys(templates, values)))
     if generated:
         values["generated"] = dict(sorted(generated.items()))
     return values, templates
+
+
+def fixed_keys(templates: list[helm_tree.Template], values: dict[str, Any]) -> set[tuple[str, ...]]:
+    """The build-time keys of chart values ``values``: those the templates fixed, and those
+    resolved at build time (:func:`renderer.emit.helm_values.build_time_keys`)."""
+    return {path for tpl in templates for path in tpl.fixed} | build_time_keys(values)
 
 
 def generated_for(templates: list[helm_tree.Template], static: list[Obj], values: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -221,7 +228,7 @@ def emit_fleet(fleet: Model, chart: Chart, summaries: dict[str, dict[str, str]],
             line = text.count("\n", 0, leak.start()) + 1
             raise ChartMismatch(f"templates/{tpl.name}.yaml:{line} holds the analysis placeholder {leak.group(0)} (a gpu-render bug)")
         files[f"{ROOT}/templates/{tpl.name}.yaml"] = text
-    fixed = sorted({path for tpl in templates for path in tpl.fixed} | build_time_keys(values))
+    fixed = sorted(fixed_keys(templates, values))
     skipped = {name: s["skipped"] for name, s in sorted(summaries.items()) if "skipped" in s}
     schema = chart_schema()
     files[f"{ROOT}/Chart.yaml"] = yamlio.dump_file([chart_yaml(fleet)])
@@ -260,7 +267,10 @@ def cluster_values(chart: Chart, name: str, model: Model, objs: dict[str, list[O
     static = static_objects(model, objs)
     # a computed value of an object the cluster does not render keeps the fleet's (its template
     # is off): the values file says only what the cluster's render decides
-    generated = dict(sorted(({**(chart.values.get("generated") or {}), **generated_for(chart.templates, static, values)}).items()))
+    # (the digests of build-time keys are the cluster's own: those of its values)
+    kept = {k: v for k, v in (chart.values.get("generated") or {}).items() if not k.startswith(buildtime.PREFIX)}
+    own = buildtime.digests(values, fixed_keys(chart.templates, values))
+    generated = dict(sorted({**kept, **generated_for(chart.templates, static, values), **own}.items()))
     if generated:
         values["generated"] = generated
     differ = chart.differing(helm_eval.render_templates(chart.templates, values, chart.memo), static)

@@ -1,0 +1,102 @@
+"""The chart's build-time keys: the digest of each one's value, which NOTES.txt checks.
+
+A build-time key is one the templates read nowhere (its value was used at build time: resolved
+into the pools' facts, or fixed in a template where the analysis could not make it a knob). A
+``--set`` of it would change nothing, a silent difference between what the user asked for and
+what helm renders. So the chart values carry, for each such key, the sha256 of its value as
+Helm's ``toJson`` prints it (``generated."build-time/<key>"``), and ``templates/NOTES.txt``
+refuses values whose digest is another: change the policy and rebuild. Each cluster's values
+file carries the digests of its own values, so a cluster whose build-time keys differ and that
+the chart still reproduces (its facts say the rest) renders; a pool removed by values is not
+checked (removing one is allowed).
+
+Keys with a refusal of their own in NOTES.txt, which says more (:data:`CHECKED_ELSEWHERE`), and
+keys a dot in a name would make ambiguous are left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from decimal import Decimal
+from typing import Any
+
+from renderer.emit.helm_values import get
+
+Path = tuple[str, ...]
+
+PREFIX = "build-time/"
+"""Prefix of the digests' keys in the chart values' ``generated``."""
+
+CHECKED_ELSEWHERE = frozenset(
+    {
+        ("nfd", "master", "extraLabelNs"),
+        ("nfd", "worker", "pciDeviceClassWhitelist"),
+        ("nfd", "worker", "pciDeviceLabelFields"),
+        ("vgpuManager", "kernelModuleConfig", "keys"),
+    }
+)
+"""Build-time keys NOTES.txt checks against what was made from them (the NFD config files in
+``generated``, the mounts in the pools' facts), with a message naming that; each pool's
+``repoConfig`` / ``certConfig`` / ``kernelModuleConfig`` ``keys`` too (:func:`_checked_elsewhere`)."""
+
+_POOL_KEYS = frozenset({("repoConfig", "keys"), ("certConfig", "keys"), ("kernelModuleConfig", "keys")})
+
+_HTML = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def _checked_elsewhere(path: Path) -> bool:
+    return path in CHECKED_ELSEWHERE or (path[:2] == ("driver", "pools") and path[3:] in _POOL_KEYS)
+
+
+def digests(values: dict[str, Any], fixed: set[Path]) -> dict[str, str]:
+    """``generated`` entries: ``build-time/<key>`` -> sha256 of :func:`go_json` of its value in
+    ``values`` (null when absent), for each key of ``fixed`` checked here."""
+    out: dict[str, str] = {}
+    for path in sorted(fixed):
+        if _checked_elsewhere(path) or any("." in key or not key for key in path):
+            continue
+        if path[:2] == ("driver", "pools") and not isinstance(get(values, path[:3]), dict):
+            continue  # a pool the values do not have: nothing to check
+        try:
+            text = go_json(get(values, path))
+            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        except (TypeError, ValueError, UnicodeEncodeError):  # not what a values file holds
+            continue
+        out[PREFIX + ".".join(path)] = digest
+    return out
+
+
+def go_json(value: Any) -> str:
+    """``value`` as Go's ``encoding/json`` (Helm's ``toJson``) prints Helm's parse of it: keys
+    sorted, no spaces, ``<`` ``>`` ``&`` U+2028 U+2029 escaped, numbers as float64 (a values
+    file's numbers are float64 in Helm: ``1`` and ``1.0`` print ``1``). ValueError for a number
+    Go cannot print (NaN, infinity), TypeError for what JSON has not."""
+    if value is None or isinstance(value, (bool, str)):
+        return json.dumps(value, ensure_ascii=False).translate(_HTML)
+    if isinstance(value, (int, float)):
+        return _go_float(float(value))
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError("a map key that is no string")
+        return "{" + ",".join(go_json(k) + ":" + go_json(value[k]) for k in sorted(value)) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(go_json(v) for v in value) + "]"
+    raise TypeError(f"{type(value).__name__} is no JSON value")
+
+
+def _go_float(f: float) -> str:
+    """A float64 as ``encoding/json`` prints it: the shortest digits, as a plain decimal from
+    1e-6 up to 1e21, else in exponent form (``1e-7``, ``1e+21``)."""
+    if not math.isfinite(f):
+        raise ValueError("NaN or infinity")
+    if f == 0:
+        return "-0" if math.copysign(1.0, f) < 0 else "0"
+    if 1e-6 <= abs(f) < 1e21:
+        text = format(Decimal(repr(f)), "f")
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    text = repr(f)  # the shortest digits, exponent of at least two digits, as Go's 'e' format
+    mantissa, _, exponent = text.partition("e")
+    sign, digits = exponent[0], exponent[1:].lstrip("0") or "0"
+    return f"{mantissa}e{sign}{digits.zfill(2) if sign == '+' else digits}"
