@@ -542,6 +542,11 @@ def _fields(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels: d
         raise PoolError(name, issues[0])
     os_info = pool.get("os") or {}
     precompiled = bool(driver.get("usePrecompiled"))
+    if precompiled and driver.get("secretEnv") and "secretEnv" not in own:
+        # the ClusterPolicy's driver.secretEnv does not reach a precompiled driver
+        # (transformDriverContainer returns before it, as before the repository and certificate
+        # ConfigMaps); a pool's own, an NVIDIADriver's, does (the state-driver template)
+        driver = {**driver, "secretEnv": ""}
     image = precompiled_image(main, kernel, tag) if precompiled else suffixed_image(main, tag)
     selector = _with_driver_labels(dict(os_labels), kernel, precompiled, driver)
     gds = merged_view(values.get("gds") or {}, driver.get("gds") or {})

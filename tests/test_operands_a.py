@@ -205,6 +205,33 @@ def test_driver_secret_env_is_a_reference_only() -> None:
     assert [i["key"] for i in lic["items"]] == ["gridd.conf", "client_configuration_token.tok"]
 
 
+def test_driver_secret_env_reaches_a_precompiled_driver_only_from_the_pool() -> None:
+    """The ClusterPolicy's `driver.secretEnv` is not attached to a precompiled driver
+    (`transformDriverContainer` returns before it, as before the repository and certificate
+    ConfigMaps): a precompiled pool that inherits it gets no `envFrom`, so a Secret that is not
+    there does not keep its driver pod from starting. A pool's own `secretEnv` (an NVIDIADriver's,
+    which the state-driver template attaches whatever the driver) is attached; a pool that
+    compiles its driver takes the fleet's. The chart's pool values carry the same (`''`)."""
+    kernel = {"kernel": "5.15.0-1060-aws"}
+    pools = [
+        {**UBUNTU, **kernel, "name": "pre", "driver": {"usePrecompiled": True, "version": "595"}},
+        {**UBUNTU, **kernel, "name": "own", "os": {"id": "ubuntu", "version": "24.04"}, "driver": {"usePrecompiled": True, "version": "595", "secretEnv": "own-env"}},
+        RHEL,
+    ]
+    m = model({"driver": {"secretEnv": "fleet-env"}}, pools=pools)
+    drivers = {o["metadata"]["name"]: o for o in find(objects(m), "driver", "DaemonSet")}
+    env_from = {name: ctr(pod(o), "nvidia-driver-ctr").get("envFrom") for name, o in drivers.items()}
+    assert env_from == {
+        "nvidia-driver-daemonset-pre-5.15.0-1060-aws": None,
+        "nvidia-driver-daemonset-own-5.15.0-1060-aws": [{"secretRef": {"name": "own-env"}}],
+        "nvidia-driver-daemonset-rhel94": [{"secretRef": {"name": "fleet-env"}}],
+    }
+    from renderer.emit.helm_values import chart_values
+
+    pooled = chart_values(m)["driver"]["pools"]
+    assert {name: pooled[name]["secretEnv"] for name in ("pre", "own", "rhel94")} == {"pre": "", "own": "own-env", "rhel94": "fleet-env"}
+
+
 def test_driver_rdma_gds_gdrcopy_sidecars_and_env() -> None:
     m = model({"driver": {"rdma": {"enabled": True, "useHostMofed": True}}}, pools=[UBUNTU])
     p = pod(ds(m, "driver"))
