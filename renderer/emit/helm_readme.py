@@ -43,7 +43,8 @@ def readme(
         "Templates: " + ", ".join(f"`{c}`" for c in components) + ".\n\n"
         "## Values\n\n"
         'Every key of the resolved policy. Keys marked "(build-time)" are rendered into the templates\n'
-        "and cannot be changed at install time; change them in the policy and run `gpu-render build`.\n\n"
+        "and cannot be changed at install time (the chart refuses another value: `templates/NOTES.txt`\n"
+        "compares it with its digest in `generated`); change them in the policy and run `gpu-render build`.\n\n"
         "| Key | Type | Default | Description |\n"
         "| --- | --- | --- | --- |\n"
     )
