@@ -65,6 +65,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += driver_rules(located)
     problems += scrape_timeout_rules(located, values)
     problems += operator_fallback_rules(located)
+    problems += default_config_name_rules(located)
     problems += dcgm_localhost_rules(located, values)
     problems += image_parts_rules(located, values)
     problems += config_manager_resources(located, values)
@@ -206,6 +207,32 @@ def operator_fallback_rules(located: Located) -> list[Problem]:
             Severity.WARNING,
         ))
     return out
+
+
+def default_config_name_rules(located: Located) -> list[Problem]:
+    """A warning at ``migManager.config.name: default-mig-parted-config`` with ``data`` of its
+    own: the operator creates that ConfigMap with its default profiles and updates it back to
+    them (``createConfigMap``: the default name is no custom ConfigMap), over what the chart
+    created; gpu-render renders the default profiles too (:func:`renderer.resolve.operator_fallbacks`)."""
+    from renderer.resolve import MIG_DEFAULT_CONFIG, default_mig_profiles
+
+    mig = located.data.get("migManager")
+    config = mig.get("config") if isinstance(mig, dict) else None
+    if not isinstance(config, dict) or config.get("name") != MIG_DEFAULT_CONFIG:
+        return []
+    data = config.get("data")
+    if not data or data == default_mig_profiles():
+        return []
+    return [
+        _problem(
+            located,
+            "/migManager/config/data",
+            f"migManager.config.data is replaced by the operator's default MIG profiles: the operator creates the ConfigMap {MIG_DEFAULT_CONFIG} from its own assets and updates it back to them (the default name is no custom config to it), and gpu-render renders what it would",
+            "give the ConfigMap another name (migManager.config.name) for these profiles to be used",
+            "default-config-name",
+            Severity.WARNING,
+        )
+    ]
 
 
 # --- what the render multiplies --------------------------------------------------------------

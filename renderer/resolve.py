@@ -61,6 +61,7 @@ def operator_fallbacks(full: dict[str, Any]) -> None:
         section = full.get(key)
         if isinstance(section, dict) and section.get("version") == "":
             section["version"] = _defaults()[key]["version"]
+    _default_config_names(full)
     common = full.get("daemonsets")
     if not isinstance(common, dict):
         return
@@ -68,6 +69,45 @@ def operator_fallbacks(full: dict[str, Any]) -> None:
         common["tolerations"] = [dict(t) for t in ASSET_TOLERATIONS]
     if common.get("priorityClassName") == "":
         common["priorityClassName"] = ASSET_PRIORITY_CLASS
+
+
+DEFAULT_CONFIG_MAPS = (
+    (("migManager", "gpuClientsConfig"), "default-gpu-clients"),
+    (("vgpuDeviceManager", "config"), "default-vgpu-devices-config"),
+)
+"""Config sections whose ConfigMap name the operator counts as no custom ConfigMap when it is
+the default's (``GetConfigMapName``: ``name != defaultName``): it creates that default
+ConfigMap and mounts it, as for an empty name, so the name is taken as empty here."""
+
+MIG_DEFAULT_CONFIG = "default-mig-parted-config"
+
+
+def default_mig_profiles() -> dict[str, str]:
+    """The data of the operator's ``default-mig-parted-config`` ConfigMap."""
+    from renderer.components import facts
+
+    return facts.configmap_data(facts.MIG_PARTED_CONFIG)
+
+
+def _default_config_names(full: dict[str, Any]) -> None:
+    """A ConfigMap name that is the operator's default ConfigMap's, as the operator takes it.
+
+    For the GPU clients and the vGPU devices the name is taken as empty (the same objects).
+    ``migManager.config.name: default-mig-parted-config`` is the MIG manager's custom config
+    for the pod (``hasCustomConfig``: any name; ``CONFIG_FILE``, no ``config-default.yaml``
+    remap) but not for ``createConfigMap``, which creates that ConfigMap with the default
+    profiles and updates it back to them when it exists (over the chart's ``create`` / ``data``):
+    so the config is created here with the default profiles (``validate`` warns where ``data``
+    says otherwise, ``default-config-name``)."""
+    for (section, key), default in DEFAULT_CONFIG_MAPS:
+        config = (full.get(section) or {}).get(key) if isinstance(full.get(section), dict) else None
+        if isinstance(config, dict) and config.get("name") == default:
+            config["name"] = ""
+    mig = full.get("migManager")
+    config = mig.get("config") if isinstance(mig, dict) else None
+    if isinstance(config, dict) and config.get("name") == MIG_DEFAULT_CONFIG:
+        config["create"] = True
+        config["data"] = default_mig_profiles()
 
 
 def kube_minor(version: str) -> str:

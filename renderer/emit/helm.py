@@ -235,7 +235,7 @@ def emit_fleet(fleet: Model, chart: Chart, summaries: dict[str, dict[str, str]],
     walked = _walk(values, schema)  # (values.yaml and the README's table go through the same keys)
     files[f"{ROOT}/values.yaml"] = values_yaml(values, schema, set(fixed), walked)
     files[f"{ROOT}/values.schema.json"] = chart_schema_text(values)
-    files[f"{ROOT}/templates/NOTES.txt"] = _notes(_data("chart_notes.txt"), set(fixed))
+    files[f"{ROOT}/templates/NOTES.txt"] = _notes(_data("chart_notes.txt"), set(fixed)).replace("[[ default MIG profiles digest ]]", _mig_profiles_digest())
     files[f"{ROOT}/.helmignore"] = _data("chart_helmignore.txt")
     files[f"{ROOT}/README.md"] = readme(
         chart=CHART,
@@ -516,6 +516,16 @@ not build-time (a build-time key's value never reaches them)."""
 def _notes(text: str, fixed: set[tuple[str, ...]]) -> str:
     """NOTES.txt with the checks of build-time keys left out (:data:`SETTABLE`)."""
     return SETTABLE.sub(lambda m: "" if tuple(m.group(1).split(".")) in fixed else m.group(2), text)
+
+
+def _mig_profiles_digest() -> str:
+    """sha256 of the operator's default MIG profiles (the ConfigMap's data) as Helm's ``toJson``
+    prints them: NOTES.txt takes ``migManager.config.name: default-mig-parted-config`` only with them."""
+    import hashlib
+
+    from renderer.resolve import default_mig_profiles
+
+    return hashlib.sha256(buildtime.go_json(default_mig_profiles()).encode("utf-8")).hexdigest()
 
 
 def _data(name: str) -> str:
