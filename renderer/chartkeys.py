@@ -201,6 +201,8 @@ KEPT_DIFFERENCES: dict[str, str] = {
     "driver.startupProbe.initialDelaySeconds": "0 renders 0, where the operator keeps 60 seconds: a warning (docs/fidelity.md)",
     "gds.args": "never read by the operator (the sidecar runs its install script); run in the script's place here, with a warning (docs/fidelity.md)",
     "gdrcopy.args": "never read by the operator (the sidecar runs its install script); run in the script's place here, with a warning (docs/fidelity.md)",
+    "devicePlugin.args": "the operator puts them in place of the asset's `sh -c /bin/entrypoint.sh` (its plugin does not start); passed to the plugin after the entrypoint here, with a warning (docs/fidelity.md)",
+    "toolkit.args": "never read by the operator (its entrypoint runs nvidia-toolkit without arguments); passed to nvidia-toolkit here, with a warning (docs/fidelity.md)",
 }
 """Chart keys kept whose rendering differs from the operator's in a documented way (docs/fidelity.md)."""
 

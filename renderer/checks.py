@@ -66,6 +66,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += scrape_timeout_rules(located, values)
     problems += operator_fallback_rules(located)
     problems += default_config_name_rules(located)
+    problems += nri_rules(located, values)
     problems += dcgm_localhost_rules(located, values)
     problems += image_parts_rules(located, values)
     problems += config_manager_resources(located, values)
@@ -207,6 +208,26 @@ def operator_fallback_rules(located: Located) -> list[Problem]:
             Severity.WARNING,
         ))
     return out
+
+
+def nri_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """``cdi.nriPluginEnabled`` with CDI off (from v26.3) or the container toolkit off (v26.7):
+    the operator's ``validateClusterPolicySpec`` refuses the ClusterPolicy and deploys nothing,
+    so gpu-render refuses the policy (the operands' NRI annotation would reach no NRI plugin)."""
+    from renderer.releasegate import has
+
+    release = str((values.get("cluster") or {}).get("operatorRelease") or "")
+    cdi, toolkit = values.get("cdi") or {}, values.get("toolkit") or {}
+    if not has(release, "v26.3") or not isinstance(cdi, dict) or cdi.get("nriPluginEnabled") is not True:
+        return []
+    hint = "switch cdi.nriPluginEnabled off, or turn on what it needs"
+    if cdi.get("enabled") is False:
+        message = "cdi.nriPluginEnabled needs cdi.enabled: the operator refuses the ClusterPolicy (the NRI Plugin cannot be enabled when CDI is disabled) and deploys nothing"
+        return [_problem(located, "/cdi/nriPluginEnabled", message, hint, "nri-needs", Severity.ERROR)]
+    if has(release, "v26.7") and isinstance(toolkit, dict) and toolkit.get("enabled") is False:
+        message = "cdi.nriPluginEnabled needs the container toolkit, which runs the NRI plugin: the operator refuses the ClusterPolicy (the NRI Plugin cannot be enabled when the Container Toolkit is disabled) and deploys nothing"
+        return [_problem(located, "/cdi/nriPluginEnabled", message, hint, "nri-needs", Severity.ERROR)]
+    return []
 
 
 def default_config_name_rules(located: Located) -> list[Problem]:
@@ -581,7 +602,35 @@ def pool_rules(located: Located, defaulted: dict[str, Any] | None = None) -> lis
 def validator_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
     """Where the validator's settings differ from what the operator's would run: its retired
     image, its args in place of the idle loop."""
-    return [*retired_validator_image(located, values), *validator_args(located)]
+    return [*retired_validator_image(located, values), *validator_args(located), *operand_args(located)]
+
+
+OPERAND_ARGS = (
+    (
+        "devicePlugin",
+        "device-plugin-args",
+        "devicePlugin.args differ from the operator's: it puts them in place of the asset's args (`sh -c /bin/entrypoint.sh`), so its plugin pod runs the first of them as a shell script and the plugin never starts; gpu-render passes them to nvidia-device-plugin after its entrypoint",
+        "leave devicePlugin.args empty for what the operator runs; the plugin's flags have environment variables (devicePlugin.env: FAIL_ON_INIT_ERROR, ...)",
+    ),
+    (
+        "toolkit",
+        "toolkit-args",
+        "toolkit.args differ from the operator's: it never reads them (its entrypoint runs nvidia-toolkit without arguments); gpu-render passes them to nvidia-toolkit",
+        "leave toolkit.args empty for what the operator runs; the toolkit's settings are environment variables (toolkit.env)",
+    ),
+)
+"""Operands whose ``args`` the operator makes something else of: (section, code, message, hint)."""
+
+
+def operand_args(located: Located) -> list[Problem]:
+    """A warning at ``devicePlugin.args`` / ``toolkit.args`` (:data:`OPERAND_ARGS`): gpu-render
+    gives them to the operand's program, which the operator does not."""
+    out: list[Problem] = []
+    for key, code, message, hint in OPERAND_ARGS:
+        section = located.data.get(key)
+        if isinstance(section, dict) and section.get("args"):
+            out.append(_problem(located, f"/{key}/args", message, hint, code, Severity.WARNING))
+    return out
 
 
 def validator_args(located: Located) -> list[Problem]:

@@ -255,8 +255,28 @@ def _issues(values: dict[str, Any], pool: dict[str, Any], driver: dict[str, Any]
         if not str(pool.get("kernel") or ""):
             issues.append(PoolIssue((), "usePrecompiled needs the pool's kernel (the image tag and node selector contain it)", "add kernel: <uname -r of the pool's nodes>, as NFD reports it in kernel-version.full", "pool-precompiled-kernel"))
     issues += _verbatim_images(values, pool, driver, kind, main)
+    issues += _config_dirs(pool, driver, kind)
     if kind == "vgpu-host-manager" and not image_named(main):
         issues.append(PoolIssue(("driver", "driverType"), f"the vGPU manager image has no repository or version ({_text(main, 'image')!r})", "set vgpuManager.repository and vgpuManager.version to the image you built from the NVIDIA vGPU software", "pool-vgpu-image"))
+    return issues
+
+
+def _config_dirs(pool: dict[str, Any], driver: dict[str, Any], kind: str) -> list[PoolIssue]:
+    """A repository or certificate ConfigMap for an OS the operator has no folder for: its
+    ``getRepoConfigPath`` / ``getCertConfigPath`` fail ("not supported for distribution"), the
+    driver transform returns the error and no driver DaemonSet is created (a precompiled driver
+    takes neither ConfigMap). gpu-render would have left the files out without a word."""
+    os_id = str((pool.get("os") or {}).get("id", "ubuntu"))
+    if kind == "vgpu-host-manager" or bool(driver.get("usePrecompiled")) or os_id in OS_FAMILIES:
+        return []
+    supported = ", ".join(sorted(OS_FAMILIES))
+    issues: list[PoolIssue] = []
+    repo = driver.get("repoConfig") or {}
+    if isinstance(repo, dict) and (repo.get("configMapName") or repo.get("name")):
+        issues.append(PoolIssue(("driver", "repoConfig"), f"the operator has no repository folder for OS {os_id!r} (repository configuration not supported for distribution): it creates no driver DaemonSet", f"leave repoConfig out for this pool (OSes with one: {supported})", "pool-config-dir"))
+    cert = driver.get("certConfig") or {}
+    if isinstance(cert, dict) and cert.get("name"):
+        issues.append(PoolIssue(("driver", "certConfig"), f"the operator has no certificate folder for OS {os_id!r} (certificate configuration not supported for distribution): it creates no driver DaemonSet", f"leave certConfig out for this pool (OSes with one: {supported})", "pool-config-dir"))
     return issues
 
 

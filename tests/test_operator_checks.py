@@ -1,0 +1,65 @@
+"""Values the operator v26.7 refuses, ignores or makes something else of, with the source it
+was read from (controllers/state_manager.go, controllers/object_controls.go, assets/)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from renderer import yamlio
+from renderer.inputs import Inputs
+from renderer.pipeline import plan
+from renderer.render import objects
+from renderer.resolve import resolve
+
+UBUNTU = {"name": "ubuntu2204", "os": {"id": "ubuntu", "version": "22.04"}}
+
+
+def _problems(values: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(severity, pointer, code) of the policy ``values`` (with one Ubuntu pool unless given)."""
+    text = yamlio.dump({"nodePools": [UBUNTU], **values})
+    return sorted((p.severity.value, p.pointer, p.code) for p in plan(Inputs(text.encode(), "values.yaml")).problems if p.code)
+
+
+def test_nri_without_cdi_or_the_toolkit_is_refused() -> None:
+    """validateClusterPolicySpec: no NRI plugin with CDI off (v26.3 on) or the toolkit off (v26.7)."""
+    assert ("error", "/cdi/nriPluginEnabled", "nri-needs") in _problems({"cdi": {"enabled": False, "nriPluginEnabled": True}})
+    assert ("error", "/cdi/nriPluginEnabled", "nri-needs") in _problems({"cdi": {"nriPluginEnabled": True}, "toolkit": {"enabled": False}})
+    older = {"cluster": {"operatorRelease": "v26.3"}, "cdi": {"nriPluginEnabled": True}, "toolkit": {"enabled": False}}
+    assert not [p for p in _problems(older) if p[2] == "nri-needs"]  # v26.3 checks CDI only
+    assert not [p for p in _problems({"cdi": {"nriPluginEnabled": True}}) if p[2] == "nri-needs"]
+
+
+def test_args_the_operator_does_not_pass_are_warned_about() -> None:
+    found = _problems({"devicePlugin": {"args": ["--fail-on-init-error=false"]}, "toolkit": {"args": ["--x"]}})
+    assert ("warning", "/devicePlugin/args", "device-plugin-args") in found
+    assert ("warning", "/toolkit/args", "toolkit-args") in found
+    assert not [p for p in _problems({}) if p[2] in ("device-plugin-args", "toolkit-args")]
+
+
+def test_repository_and_certificate_config_maps_need_an_os_the_operator_knows() -> None:
+    """getRepoConfigPath / getCertConfigPath fail for an OS outside their maps: no driver DaemonSet."""
+    amzn = {"name": "al2023", "os": {"id": "amzn", "version": "2023"}}
+    config = {"repoConfig": {"configMapName": "repo"}, "certConfig": {"name": "certs"}}
+    found = _problems({"nodePools": [amzn, UBUNTU], "driver": config})
+    assert [p for p in found if p[2] == "pool-config-dir"] == [
+        ("error", "/driver/certConfig", "pool-config-dir"),
+        ("error", "/driver/repoConfig", "pool-config-dir"),
+    ]
+    precompiled = {**amzn, "kernel": "6.1.0-1", "driver": {"usePrecompiled": True, "version": "595"}}
+    assert not [p for p in _problems({"nodePools": [precompiled], "driver": config}) if p[2] == "pool-config-dir"]  # takes neither
+
+
+def test_the_firmware_folder_is_the_assets_whatever_the_install_dir() -> None:
+    """nv-firmware is /run/nvidia/driver/lib/firmware in the driver and vGPU manager assets;
+    transformForDriverInstallDir rewrites only a driver-install-dir volume, which they lack."""
+    values = {"nodePools": [UBUNTU], "hostPaths": {"driverInstallDir": "/home/kubernetes/bin/nvidia"}, "sandboxWorkloads": {"enabled": True}}
+    objs = objects(resolve(values, "fleet"))
+    paths = {
+        o["metadata"]["name"]: v["hostPath"]["path"]
+        for component in ("driver", "vgpu-manager")
+        for o in objs.get(component, [])
+        if o["kind"] == "DaemonSet"
+        for v in o["spec"]["template"]["spec"]["volumes"]
+        if v["name"] == "nv-firmware"
+    }
+    assert paths and set(paths.values()) == {"/run/nvidia/driver/lib/firmware"}, paths
