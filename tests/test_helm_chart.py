@@ -199,9 +199,6 @@ nodePools:
   - name: flatcar
     os: {id: flatcar, version: "3815.2.0"}
     kernel: 6.6.30-flatcar
-    driver:
-      repoConfig: {configMapName: flatcar-repos}
-      certConfig: {name: flatcar-certs}
 gitops: {destination: {name: repo-no-dir}}
 """,
     "config-keys": """\
@@ -544,8 +541,8 @@ def _one_sidecar_body(chart: Path) -> None:
 def test_clusters_of_other_shapes_are_reproduced(helm: str, tmp_path: Path) -> None:
     """Clusters whose pools, MIG strategy or components differ from the fleet's each get a values
     file with which the chart gives exactly their render: a Rocky pool with a repository and a
-    CA ConfigMap, a precompiled pool and one on an OS without a repository directory that set
-    both (nothing mounted there), pools that declare their ConfigMaps' keys (one mount per key,
+    CA ConfigMap, a precompiled pool that sets both (nothing mounted there) and one on an OS
+    without a repository directory (the operator refuses ConfigMaps there: pool-config-dir), pools that declare their ConfigMaps' keys (one mount per key,
     from the pool facts; the vGPU manager's, fleet-wide), GDS and GDRCopy on, and in a fleet
     with them on (gds-gdrcopy-rdma) pools with repository and CA ConfigMaps beside a precompiled one, another MIG strategy and default with a pool's own profile,
     a created plugin config with a pool's own config and device plugin args, a vGPU host pool, a

@@ -8,8 +8,6 @@ from typing import Any
 from renderer import yamlio
 from renderer.inputs import Inputs
 from renderer.pipeline import plan
-from renderer.render import objects
-from renderer.resolve import resolve
 
 UBUNTU = {"name": "ubuntu2204", "os": {"id": "ubuntu", "version": "22.04"}}
 
@@ -47,19 +45,3 @@ def test_repository_and_certificate_config_maps_need_an_os_the_operator_knows() 
     ]
     precompiled = {**amzn, "kernel": "6.1.0-1", "driver": {"usePrecompiled": True, "version": "595"}}
     assert not [p for p in _problems({"nodePools": [precompiled], "driver": config}) if p[2] == "pool-config-dir"]  # takes neither
-
-
-def test_the_firmware_folder_is_the_assets_whatever_the_install_dir() -> None:
-    """nv-firmware is /run/nvidia/driver/lib/firmware in the driver and vGPU manager assets;
-    transformForDriverInstallDir rewrites only a driver-install-dir volume, which they lack."""
-    values = {"nodePools": [UBUNTU], "hostPaths": {"driverInstallDir": "/home/kubernetes/bin/nvidia"}, "sandboxWorkloads": {"enabled": True}}
-    objs = objects(resolve(values, "fleet"))
-    paths = {
-        o["metadata"]["name"]: v["hostPath"]["path"]
-        for component in ("driver", "vgpu-manager")
-        for o in objs.get(component, [])
-        if o["kind"] == "DaemonSet"
-        for v in o["spec"]["template"]["spec"]["volumes"]
-        if v["name"] == "nv-firmware"
-    }
-    assert paths and set(paths.values()) == {"/run/nvidia/driver/lib/firmware"}, paths
