@@ -567,6 +567,12 @@ def _fields(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels: d
         # (transformDriverContainer returns before it, as before the repository and certificate
         # ConfigMaps); a pool's own, an NVIDIADriver's, does (the state-driver template)
         driver = {**driver, "secretEnv": ""}
+    rdma = driver.get("rdma")
+    if isinstance(rdma, dict) and rdma.get("useHostMofed") and not rdma.get("enabled") and "useHostMofed" not in (own.get("rdma") or {}):
+        # the ClusterPolicy mounts the host's /usr/src for MOFED only with GPUDirect RDMA on
+        # (transformDriverContainer); a pool's own useHostMofed, an NVIDIADriver's, whatever
+        # (the state-driver template)
+        driver = {**driver, "rdma": {**rdma, "useHostMofed": False}}
     image = precompiled_image(main, kernel, tag) if precompiled else suffixed_image(main, tag)
     selector = _with_driver_labels(dict(os_labels), kernel, precompiled, driver)
     gds = merged_view(values.get("gds") or {}, driver.get("gds") or {})

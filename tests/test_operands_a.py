@@ -232,6 +232,23 @@ def test_driver_secret_env_reaches_a_precompiled_driver_only_from_the_pool() -> 
     assert {name: pooled[name]["secretEnv"] for name in ("pre", "own", "rhel94")} == {"pre": "", "own": "own-env", "rhel94": "fleet-env"}
 
 
+def test_host_mofed_sources_need_rdma_unless_the_pool_says_so() -> None:
+    """The ClusterPolicy's `driver.rdma.useHostMofed` mounts the host's /usr/src only with
+    GPUDirect RDMA on (`transformDriverContainer`); a pool's own `useHostMofed` (an
+    NVIDIADriver's: the state-driver template checks no `enabled`) mounts it whatever."""
+
+    def source(m: Model, name: str) -> str:
+        vols = volumes(pod(ds(m, "driver", name)))
+        return str(vols["mlnx-ofed-usr-src"]["hostPath"]["path"])
+
+    fleet = model({"driver": {"rdma": {"enabled": False, "useHostMofed": True}}}, pools=[UBUNTU])
+    assert source(fleet, "nvidia-driver-daemonset-ubuntu2204") == "/run/mellanox/drivers/usr/src"
+    on = model({"driver": {"rdma": {"enabled": True, "useHostMofed": True}}}, pools=[UBUNTU])
+    assert source(on, "nvidia-driver-daemonset-ubuntu2204") == "/usr/src"
+    own = model(pools=[{**UBUNTU, "driver": {"rdma": {"useHostMofed": True}}}])
+    assert source(own, "nvidia-driver-daemonset-ubuntu2204") == "/usr/src"
+
+
 def test_driver_rdma_gds_gdrcopy_sidecars_and_env() -> None:
     m = model({"driver": {"rdma": {"enabled": True, "useHostMofed": True}}}, pools=[UBUNTU])
     p = pod(ds(m, "driver"))
