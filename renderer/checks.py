@@ -67,6 +67,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += operator_fallback_rules(located)
     problems += default_config_name_rules(located)
     problems += nri_rules(located, values)
+    problems += config_map_keys_rules(located)
     problems += dcgm_localhost_rules(located, values)
     problems += image_parts_rules(located, values)
     problems += config_manager_resources(located, values)
@@ -207,6 +208,45 @@ def operator_fallback_rules(located: Located) -> list[Problem]:
             "operator-fallback",
             Severity.WARNING,
         ))
+    return out
+
+
+CONFIG_MAP_KEYS = (
+    ("certConfig", "name", "the CA certificates"),
+    ("kernelModuleConfig", "name", "the kernel module parameters"),
+)
+"""ConfigMaps of the driver mounted one file per key, and what goes missing without keys (a
+``repoConfig`` without keys is mounted whole: docs/fidelity.md)."""
+
+
+def config_map_keys_rules(located: Located) -> list[Problem]:
+    """A warning where a certificate or kernel module ConfigMap is named without ``keys`` (the
+    fleet's ``driver``, a pool's own, ``vgpuManager.kernelModuleConfig``): the operator reads the
+    ConfigMap's keys from the API and mounts each; gpu-render reads no cluster, so it mounts
+    none, and what the ConfigMap holds never reaches the driver."""
+    places: list[tuple[str, Any]] = [("/driver", located.data.get("driver")), ("/vgpuManager", located.data.get("vgpuManager"))]
+    pools = located.data.get("nodePools")
+    for index, pool in enumerate(pools if isinstance(pools, list) else []):
+        if isinstance(pool, dict):
+            places.append((f"/nodePools/{index}/driver", pool.get("driver")))
+    out: list[Problem] = []
+    for where, section in places:
+        if not isinstance(section, dict):
+            continue
+        for key, name_key, what in CONFIG_MAP_KEYS:
+            if where == "/vgpuManager" and key != "kernelModuleConfig":
+                continue
+            config = section.get(key)
+            if isinstance(config, dict) and config.get(name_key) and not config.get("keys"):
+                dotted = where.strip("/").replace("/", ".")
+                out.append(_problem(
+                    located,
+                    f"{where}/{key}/{name_key}",
+                    f"{dotted}.{key} names a ConfigMap but declares no keys: the operator mounts each key it reads from the API, gpu-render reads no cluster and mounts none, so {what} never reach the driver",
+                    f"list the ConfigMap's keys in {dotted}.{key}.keys (one file is mounted per key)",
+                    "config-map-keys",
+                    Severity.WARNING,
+                ))
     return out
 
 

@@ -45,3 +45,17 @@ def test_repository_and_certificate_config_maps_need_an_os_the_operator_knows() 
     ]
     precompiled = {**amzn, "kernel": "6.1.0-1", "driver": {"usePrecompiled": True, "version": "595"}}
     assert not [p for p in _problems({"nodePools": [precompiled], "driver": config}) if p[2] == "pool-config-dir"]  # takes neither
+
+
+def test_certificate_and_module_config_maps_without_keys_are_warned_about() -> None:
+    """The operator mounts each key of the ConfigMap it reads from the API; without declared
+    keys gpu-render mounts none (a repository ConfigMap without keys is mounted whole)."""
+    pool = {**UBUNTU, "driver": {"kernelModuleConfig": {"name": "kmod"}}}
+    found = _problems({"nodePools": [pool], "driver": {"certConfig": {"name": "certs"}, "repoConfig": {"configMapName": "repos"}}, "vgpuManager": {"kernelModuleConfig": {"name": "vkmod"}}})
+    assert [p for p in found if p[2] == "config-map-keys"] == [
+        ("warning", "/driver/certConfig/name", "config-map-keys"),
+        ("warning", "/nodePools/0/driver/kernelModuleConfig/name", "config-map-keys"),
+        ("warning", "/vgpuManager/kernelModuleConfig/name", "config-map-keys"),
+    ]
+    declared = {"driver": {"certConfig": {"name": "certs", "keys": ["ca.crt"]}}}
+    assert not [p for p in _problems(declared) if p[2] == "config-map-keys"]
