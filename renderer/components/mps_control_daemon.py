@@ -2,7 +2,8 @@
 
 Scheduled only where GPU feature discovery has labelled ``nvidia.com/mps.capable=true`` (it does
 so when the node's device-plugin config asks for MPS sharing), so with no MPS config nothing
-runs. It shares the device plugin's service account and is switched with ``devicePlugin``.
+runs. It is switched with ``devicePlugin``. Its own ServiceAccount (the operator's asset runs it
+as the device plugin's ``nvidia-device-plugin``) holds only its config-manager's rules.
 """
 
 from __future__ import annotations
