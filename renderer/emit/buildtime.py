@@ -72,9 +72,12 @@ def go_json(value: Any) -> str:
     """``value`` as Go's ``encoding/json`` (Helm's ``toJson``) prints Helm's parse of it: keys
     sorted, no spaces, ``<`` ``>`` ``&`` U+2028 U+2029 escaped, numbers as float64 (a values
     file's numbers are float64 in Helm: ``1`` and ``1.0`` print ``1``). ValueError for a number
-    Go cannot print (NaN, infinity), TypeError for what JSON has not."""
+    Go cannot print (NaN, infinity) or Helm does not read back (an integer of 2**53 or more),
+    TypeError for what JSON has not."""
     if value is None or isinstance(value, (bool, str)):
         return json.dumps(value, ensure_ascii=False).translate(_HTML)
+    if isinstance(value, int) and abs(value) >= 2**53:
+        raise ValueError("an integer a float64 does not hold (Helm prints 2**53 + 1 as null)")
     if isinstance(value, (int, float)):
         return _go_float(float(value))
     if isinstance(value, dict):
