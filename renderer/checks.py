@@ -211,10 +211,7 @@ def operator_fallback_rules(located: Located) -> list[Problem]:
     return out
 
 
-CONFIG_MAP_KEYS = (
-    ("certConfig", "name", "the CA certificates"),
-    ("kernelModuleConfig", "name", "the kernel module parameters"),
-)
+CONFIG_MAP_KEYS = {"certConfig": "the CA certificates", "kernelModuleConfig": "the kernel module parameters"}
 """ConfigMaps of the driver mounted one file per key, and what goes missing without keys (a
 ``repoConfig`` without keys is mounted whole: docs/fidelity.md)."""
 
@@ -224,25 +221,22 @@ def config_map_keys_rules(located: Located) -> list[Problem]:
     fleet's ``driver``, a pool's own, ``vgpuManager.kernelModuleConfig``): the operator reads the
     ConfigMap's keys from the API and mounts each; gpu-render reads no cluster, so it mounts
     none, and what the ConfigMap holds never reaches the driver."""
-    places: list[tuple[str, Any]] = [("/driver", located.data.get("driver")), ("/vgpuManager", located.data.get("vgpuManager"))]
     pools = located.data.get("nodePools")
-    for index, pool in enumerate(pools if isinstance(pools, list) else []):
-        if isinstance(pool, dict):
-            places.append((f"/nodePools/{index}/driver", pool.get("driver")))
+    places: list[tuple[str, Any, tuple[str, ...]]] = [
+        ("/driver", located.data.get("driver"), tuple(CONFIG_MAP_KEYS)),
+        ("/vgpuManager", located.data.get("vgpuManager"), ("kernelModuleConfig",)),
+        *((f"/nodePools/{i}/driver", p.get("driver"), tuple(CONFIG_MAP_KEYS)) for i, p in enumerate(pools if isinstance(pools, list) else []) if isinstance(p, dict)),
+    ]
     out: list[Problem] = []
-    for where, section in places:
-        if not isinstance(section, dict):
-            continue
-        for key, name_key, what in CONFIG_MAP_KEYS:
-            if where == "/vgpuManager" and key != "kernelModuleConfig":
-                continue
-            config = section.get(key)
-            if isinstance(config, dict) and config.get(name_key) and not config.get("keys"):
+    for where, section, keys in places:
+        for key in keys:
+            config = section.get(key) if isinstance(section, dict) else None
+            if isinstance(config, dict) and config.get("name") and not config.get("keys"):
                 dotted = where.strip("/").replace("/", ".")
                 out.append(_problem(
                     located,
-                    f"{where}/{key}/{name_key}",
-                    f"{dotted}.{key} names a ConfigMap but declares no keys: the operator mounts each key it reads from the API, gpu-render reads no cluster and mounts none, so {what} never reach the driver",
+                    f"{where}/{key}/name",
+                    f"{dotted}.{key} names a ConfigMap but declares no keys: the operator mounts each key it reads from the API, gpu-render reads no cluster and mounts none, so {CONFIG_MAP_KEYS[key]} never reach the driver",
                     f"list the ConfigMap's keys in {dotted}.{key}.keys (one file is mounted per key)",
                     "config-map-keys",
                     Severity.WARNING,
@@ -260,14 +254,14 @@ def nri_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
     cdi, toolkit = values.get("cdi") or {}, values.get("toolkit") or {}
     if not has(release, "v26.3") or not isinstance(cdi, dict) or cdi.get("nriPluginEnabled") is not True:
         return []
-    hint = "switch cdi.nriPluginEnabled off, or turn on what it needs"
     if cdi.get("enabled") is False:
-        message = "cdi.nriPluginEnabled needs cdi.enabled: the operator refuses the ClusterPolicy (the NRI Plugin cannot be enabled when CDI is disabled) and deploys nothing"
-        return [_problem(located, "/cdi/nriPluginEnabled", message, hint, "nri-needs", Severity.ERROR)]
-    if has(release, "v26.7") and isinstance(toolkit, dict) and toolkit.get("enabled") is False:
-        message = "cdi.nriPluginEnabled needs the container toolkit, which runs the NRI plugin: the operator refuses the ClusterPolicy (the NRI Plugin cannot be enabled when the Container Toolkit is disabled) and deploys nothing"
-        return [_problem(located, "/cdi/nriPluginEnabled", message, hint, "nri-needs", Severity.ERROR)]
-    return []
+        needs = "cdi.enabled: the operator refuses the ClusterPolicy (the NRI Plugin cannot be enabled when CDI is disabled)"
+    elif has(release, "v26.7") and isinstance(toolkit, dict) and toolkit.get("enabled") is False:
+        needs = "the container toolkit, which runs the NRI plugin: the operator refuses the ClusterPolicy (the NRI Plugin cannot be enabled when the Container Toolkit is disabled)"
+    else:
+        return []
+    message = f"cdi.nriPluginEnabled needs {needs} and deploys nothing"
+    return [_problem(located, "/cdi/nriPluginEnabled", message, "switch cdi.nriPluginEnabled off, or turn on what it needs", "nri-needs", Severity.ERROR)]
 
 
 def default_config_name_rules(located: Located) -> list[Problem]:

@@ -562,17 +562,13 @@ def _fields(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels: d
         raise PoolError(name, issues[0])
     os_info = pool.get("os") or {}
     precompiled = bool(driver.get("usePrecompiled"))
-    if precompiled and driver.get("secretEnv") and "secretEnv" not in own:
-        # the ClusterPolicy's driver.secretEnv does not reach a precompiled driver
-        # (transformDriverContainer returns before it, as before the repository and certificate
-        # ConfigMaps); a pool's own, an NVIDIADriver's, does (the state-driver template)
-        driver = {**driver, "secretEnv": ""}
-    rdma = driver.get("rdma")
-    if isinstance(rdma, dict) and rdma.get("useHostMofed") and not rdma.get("enabled") and "useHostMofed" not in (own.get("rdma") or {}):
-        # the ClusterPolicy mounts the host's /usr/src for MOFED only with GPUDirect RDMA on
-        # (transformDriverContainer); a pool's own useHostMofed, an NVIDIADriver's, whatever
-        # (the state-driver template)
-        driver = {**driver, "rdma": {**rdma, "useHostMofed": False}}
+    # what transformDriverContainer applies only under a condition, a fleet setting taken out where
+    # it does not hold: secretEnv not for a precompiled driver (it returns before it), the host's
+    # MOFED sources only with GPUDirect RDMA on
+    if precompiled:
+        driver = _without_fleet(driver, own, "", "secretEnv", "")
+    if not (driver.get("rdma") or {}).get("enabled"):
+        driver = _without_fleet(driver, own, "rdma", "useHostMofed", False)
     image = precompiled_image(main, kernel, tag) if precompiled else suffixed_image(main, tag)
     selector = _with_driver_labels(dict(os_labels), kernel, precompiled, driver)
     gds = merged_view(values.get("gds") or {}, driver.get("gds") or {})
@@ -613,6 +609,18 @@ def _fields(values: dict[str, Any], pool: dict[str, Any], tag: str, os_labels: d
         selector_expressions=selector_expressions(selector),
         vgpu_image=images["vgpuManager"] if kind == "vgpu-host-manager" and _vgpu_own(values.get("driver") or {}, own) else "",
     )
+
+
+def _without_fleet(driver: dict[str, Any], own: dict[str, Any], section: str, key: str, off: Any) -> dict[str, Any]:
+    """``driver`` with ``key`` (of ``section``, "" for the top) set to ``off`` where its value is
+    the fleet's: the ClusterPolicy's transform leaves it out there. A pool's own setting (an
+    NVIDIADriver's, which the state-driver template applies whatever) stays."""
+    where = driver.get(section) if section else driver
+    mine = own.get(section) if section else own
+    if not isinstance(where, dict) or not where.get(key) or key in (mine if isinstance(mine, dict) else {}):
+        return driver
+    changed = {**where, key: off}
+    return {**driver, section: changed} if section else changed
 
 
 def selector_expressions(selector: dict[str, str]) -> tuple[dict[str, Any], ...]:

@@ -100,7 +100,8 @@ def _default_config_names(full: dict[str, Any]) -> None:
     so the config is created here with the default profiles (``validate`` warns where ``data``
     says otherwise, ``default-config-name``)."""
     for (section, key), default in DEFAULT_CONFIG_MAPS:
-        config = (full.get(section) or {}).get(key) if isinstance(full.get(section), dict) else None
+        parent = full.get(section)
+        config = parent.get(key) if isinstance(parent, dict) else None
         if isinstance(config, dict) and config.get("name") == default:
             config["name"] = ""
     mig = full.get("migManager")

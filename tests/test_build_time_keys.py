@@ -8,6 +8,7 @@ import hashlib
 import json
 import random
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ def _sample(rng: random.Random, depth: int = 0) -> Any:
     return [_sample(rng, depth + 1) for _ in range(rng.randrange(4))]
 
 
-def test_go_json_prints_what_helms_to_json_prints(helm: str, tmp_path: Path) -> None:
+def test_go_json_prints_what_helms_to_json_prints(helm: str, write_tree: Callable[[dict[str, str]], Path]) -> None:
     """300 values (fixed seed) and the edge cases by hand, printed into a chart's values.yaml as
     gpu-render prints values: helm's ``toJson | sha256sum`` of its parse equals the digest of
     :func:`go_json` of gpu-render's value, for every one."""
@@ -50,14 +51,11 @@ def test_go_json_prints_what_helms_to_json_prints(helm: str, tmp_path: Path) -> 
     cases.update({f"h{i:03d}": value for i, value in enumerate(by_hand)})
     text = yamlio.dump({"cases": cases})
     assert yamlio.load(text) == {"cases": cases}  # the values helm reads are the ones digested
-    chart = tmp_path / "probe"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: probe\nversion: 0.1.0\n")
-    (chart / "values.yaml").write_text(text)
-    (chart / "templates" / "out.yaml").write_text(
+    template = (
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: out\ndata:\n"
         "{{- range $k, $v := .Values.cases }}\n  {{ $k }}: {{ toJson $v | sha256sum }}\n{{- end }}\n"
     )
+    chart = write_tree({"Chart.yaml": "apiVersion: v2\nname: probe\nversion: 0.1.0\n", "values.yaml": text, "templates/out.yaml": template})
     got = yamlio.load(run_tool([helm, "template", "probe", str(chart)]))["data"]
     want = {k: hashlib.sha256(go_json(v).encode("utf-8")).hexdigest() for k, v in cases.items()}
     wrong = {k: go_json(cases[k]) for k in want if got.get(k) != want[k]}
@@ -118,17 +116,13 @@ def _charts() -> list[tuple[str, Path | None]]:
 
 
 @pytest.mark.parametrize(("name", "chart"), _charts(), ids=[n for n, _ in _charts()])
-def test_a_build_time_key_set_otherwise_is_refused(helm: str, tmp_path: Path, name: str, chart: Path | None) -> None:
+def test_a_build_time_key_set_otherwise_is_refused(helm: str, write_tree: Callable[[dict[str, str]], Path], name: str, chart: Path | None) -> None:
     """Each build-time key set to another value (one helm run per key; each key name once per
     chart) is refused by NOTES.txt, naming the key and the value, where it used to render as if
     unchanged; the values files of the clusters render (their digests are their own)."""
     if chart is None:
         files = render(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
-        for path, text in files.items():
-            if path.startswith(f"chart/{CHART}/"):
-                (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-                (tmp_path / path).write_text(text)
-        chart = tmp_path / "chart" / CHART
+        chart = write_tree({path: text for path, text in files.items() if path.startswith(f"chart/{CHART}/")}) / "chart" / CHART
     values = yamlio.load((chart / "values.yaml").read_text())
     entries = sorted(k[len(PREFIX) :] for k in (values.get("generated") or {}) if k.startswith(PREFIX))
     seen: set[str] = set()

@@ -7,12 +7,13 @@ name, so such a pod mounted a ConfigMap nothing created (renderer/resolve.py,
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from renderer import yamlio
 from renderer.emit.helm import normalise, static_objects
-from renderer.inputs import Inputs, read_inputs
+from renderer.inputs import Inputs
 from renderer.pipeline import plan
 from renderer.render import objects, render
 from renderer.resolve import default_mig_profiles, resolve
@@ -60,32 +61,20 @@ def test_validate_warns_where_the_default_profiles_replace_data() -> None:
     assert not [w for w in plan(Inputs(same.encode(), "values.yaml")).warnings if w.code == "default-config-name"]
 
 
-def test_the_chart_reproduces_them_and_refuses_them_set(helm: str, tmp_path: Path) -> None:
+def test_the_chart_reproduces_them_and_refuses_them_set(helm: str, write_tree: Callable[[dict[str, str]], Path]) -> None:
     """With the default names in the policy, `helm template` equals the static render; set by
     values on a chart built without them, helm would render no such ConfigMap: refused."""
     values = {"nodePools": [POOL], "migManager": {"config": {"name": "default-mig-parted-config"}, "gpuClientsConfig": {"name": "default-gpu-clients"}}}
-    (tmp_path / "values.yaml").write_text(yamlio.dump(values))
-    files = render(read_inputs(tmp_path / "values.yaml", None))
-    for rel, body in files.items():
-        (tmp_path / "out" / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / "out" / rel).write_text(body)
-    chart = tmp_path / "out" / "chart" / "gpu-stack"
-    p = plan(Inputs(yamlio.dump(values).encode(), "values.yaml"))
+    inputs = {name: Inputs(yamlio.dump(policy).encode(), "values.yaml") for name, policy in (("named", values), ("plain", {"nodePools": [POOL]}))}
+    root = write_tree({f"{name}/{rel}": body for name, given in inputs.items() for rel, body in render(given).items()})
+    chart, plain_chart = root / "named" / "chart" / "gpu-stack", root / "plain" / "chart" / "gpu-stack"
+    p = plan(inputs["named"])
     assert p.base is not None
     got = [o for o in yamlio.load_all(run_tool([helm, "template", "gpu-stack", str(chart)])) if o]
     assert normalise(got) == normalise(static_objects(p.base))
-    refusals = {
-        ("--set", "migManager.config.create=false"): "migManager.config.name is default-mig-parted-config",
-        ("--set-json", 'migManager.config.data={"config.yaml":"version: v1"}'): "migManager.config.name is default-mig-parted-config",
-    }
-    plain = tmp_path / "plain"
-    (plain / "values.yaml").parent.mkdir()
-    (plain / "values.yaml").write_text(yamlio.dump({"nodePools": [POOL]}))
-    for rel, body in render(read_inputs(plain / "values.yaml", None)).items():
-        (plain / "out" / rel).parent.mkdir(parents=True, exist_ok=True)
-        (plain / "out" / rel).write_text(body)
-    plain_chart = plain / "out" / "chart" / "gpu-stack"
-    cases = [(chart, args, message) for args, message in refusals.items()] + [
+    cases = [
+        (chart, ("--set", "migManager.config.create=false"), "migManager.config.name is default-mig-parted-config"),
+        (chart, ("--set-json", 'migManager.config.data={"config.yaml":"version: v1"}'), "migManager.config.name is default-mig-parted-config"),
         (plain_chart, ("--set", "migManager.config.name=default-mig-parted-config"), "migManager.config.name is default-mig-parted-config"),
         (plain_chart, ("--set", "migManager.gpuClientsConfig.name=default-gpu-clients"), "migManager.gpuClientsConfig.name is default-gpu-clients"),
         (plain_chart, ("--set", "sandboxWorkloads.enabled=true", "--set", "vgpuDeviceManager.config.name=default-vgpu-devices-config"), "vgpuDeviceManager.config.name is default-vgpu-devices-config"),

@@ -60,12 +60,15 @@ def digests(values: dict[str, Any], fixed: set[Path]) -> dict[str, str]:
         if path[:2] == ("driver", "pools") and not isinstance(get(values, path[:3]), dict):
             continue  # a pool the values do not have: nothing to check
         try:
-            text = go_json(get(values, path))
-            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            out[PREFIX + ".".join(path)] = digest(get(values, path))
         except (TypeError, ValueError, UnicodeEncodeError):  # not what a values file holds
             continue
-        out[PREFIX + ".".join(path)] = digest
     return out
+
+
+def digest(value: Any) -> str:
+    """What Helm's ``toJson <value> | sha256sum`` prints for a values file's ``value``."""
+    return hashlib.sha256(go_json(value).encode("utf-8")).hexdigest()
 
 
 def go_json(value: Any) -> str:

@@ -518,14 +518,13 @@ def _notes(text: str, fixed: set[tuple[str, ...]]) -> str:
     return SETTABLE.sub(lambda m: "" if tuple(m.group(1).split(".")) in fixed else m.group(2), text)
 
 
+@lru_cache(maxsize=1)
 def _mig_profiles_digest() -> str:
-    """sha256 of the operator's default MIG profiles (the ConfigMap's data) as Helm's ``toJson``
-    prints them: NOTES.txt takes ``migManager.config.name: default-mig-parted-config`` only with them."""
-    import hashlib
-
+    """The digest of the operator's default MIG profiles (the ConfigMap's data): NOTES.txt takes
+    ``migManager.config.name: default-mig-parted-config`` only with them."""
     from renderer.resolve import default_mig_profiles
 
-    return hashlib.sha256(buildtime.go_json(default_mig_profiles()).encode("utf-8")).hexdigest()
+    return buildtime.digest(default_mig_profiles())
 
 
 def _data(name: str) -> str:
