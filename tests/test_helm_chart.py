@@ -1619,8 +1619,9 @@ def test_templates_use_the_idioms_of_hand_written_charts_example() -> None:
     # host files a pool's OS decides (subscriptions, /lib/modules) are node facts printed whole
     assert "{{- with $pool.node.hostVolumes }}{{ toYaml . | nindent 8 }}{{ end }}" in driver
     # the pod's pull-secret lists joined, each name once; one of them only while booleans hold
-    assert '{{- with include "gpu-stack.pullSecrets" (list\n          $pool.imagePullSecrets\n' in driver
-    assert "\n          (and $gds.enabled $gds.imagePullSecrets)\n" in driver
+    # (as many lists a line as fit, as an include's dict of arguments)
+    assert '{{- with include "gpu-stack.pullSecrets" (list $pool.imagePullSecrets $pool.manager.imagePullSecrets (and $gds.enabled' in driver
+    assert "\n          (and $gdrcopy.enabled $gdrcopy.imagePullSecrets)) }}\n" in driver
     # the operator validator's plugin-validation init container: one body, its env items behind their own conditions
     validator = files[f"{CHART}/templates/operator-validator.yaml"]
     assert validator.count("- name: plugin-validation") == 1

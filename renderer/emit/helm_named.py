@@ -23,7 +23,6 @@ from renderer.emit.helm_text import (
     BOOLEANS,
     IDENT,
     PARAM_ROOT,
-    WIDTH,
     Out,
     Param,
     _camel,
@@ -32,6 +31,7 @@ from renderer.emit.helm_text import (
     emit_entries,
     emit_item,
     emit_items,
+    packed,
     pool_sections,
     values_expr,
 )
@@ -554,18 +554,7 @@ class Helpers:
         if fp in self.sections:
             pairs += [f'"section" {values_expr(self.sections[fp])}', '"pool" $pool']
         pairs.append(f'"Values" {"$.Values" if _SCOPE else ".Values"}')
-        one = f'include "{name}" (dict ' + " ".join(pairs) + ")"
-        if ind + len(one) + 20 <= WIDTH:
-            return one
-        # as many pairs on a line as fit, the rest on lines below
-        lines = [f'include "{name}" (dict']
-        for pair in pairs:
-            room = WIDTH - 20 - (ind if len(lines) == 1 else ind + 4)
-            if len(lines[-1]) + 1 + len(pair) <= room:
-                lines[-1] += " " + pair
-            else:
-                lines.append(pair)
-        return ("\n" + " " * (ind + 4)).join(lines) + ")"
+        return packed(f'include "{name}" (dict', pairs, ind, 20)
 
     def use(self, site: Site) -> str | None:
         """The named template that prints ``site``, or None (asked at every collection printed)."""

@@ -437,17 +437,29 @@ name once (``helm_tree.unique_secrets``)."""
 
 def pull_secrets_call(items: list[Any], ind: int) -> str:
     """``include "<chart>.pullSecrets" (list A B)`` for the lists of :func:`helm_eval.secret_lists`
-    (one spliced only when booleans hold as ``(and a b <list>)``), one per line when one line
-    would be longer than :data:`WIDTH`."""
+    (one spliced only when booleans hold as ``(and a b <list>)``), :func:`packed`."""
     args = []
     for item in items:
         gated = _gated_splice(item) if isinstance(item, Variant) else None
         source = gated[0] if gated is not None else values_expr(item.path)
         args.append(f"({source})" if source.startswith("and ") else source)
-    one = f'include "{CHART}.{PULL}" (list ' + " ".join(args) + ")"
-    if ind + len(one) + 16 <= WIDTH:
+    return packed(f'include "{CHART}.{PULL}" (list', args, ind, 16)
+
+
+def packed(head: str, args: list[str], ind: int, reserve: int) -> str:
+    """``head args...)`` on one line when it fits in :data:`WIDTH` less ``reserve`` (the action
+    around it), else as many arguments on a line as fit, the rest on lines below (indented by 4)."""
+    one = head + "".join(" " + a for a in args) + ")"
+    if ind + len(one) + reserve <= WIDTH:
         return one
-    return f'include "{CHART}.{PULL}" (list' + "".join("\n" + " " * (ind + 4) + a for a in args) + ")"
+    lines = [head]
+    for arg in args:
+        room = WIDTH - reserve - (ind if len(lines) == 1 else ind + 4)
+        if len(lines[-1]) + 1 + len(arg) <= room:
+            lines[-1] += " " + arg
+        else:
+            lines.append(arg)
+    return ("\n" + " " * (ind + 4)).join(lines) + ")"
 
 
 def splice_source(key: Splice, val: Any) -> str:
