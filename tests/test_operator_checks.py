@@ -8,6 +8,8 @@ from typing import Any
 from renderer import yamlio
 from renderer.inputs import Inputs
 from renderer.pipeline import plan
+from renderer.render import objects
+from renderer.resolve import resolve
 
 UBUNTU = {"name": "ubuntu2204", "os": {"id": "ubuntu", "version": "22.04"}}
 
@@ -59,3 +61,21 @@ def test_certificate_and_module_config_maps_without_keys_are_warned_about() -> N
     ]
     declared = {"driver": {"certConfig": {"name": "certs", "keys": ["ca.crt"]}}}
     assert not [p for p in _problems(declared) if p[2] == "config-map-keys"]
+
+
+def test_the_firmware_folder_is_the_assets_whatever_the_install_dir() -> None:
+    """nv-firmware is /run/nvidia/driver/lib/firmware in the driver and vGPU manager assets;
+    transformForDriverInstallDir rewrites only a driver-install-dir volume, which they lack."""
+    values = {"nodePools": [UBUNTU], "hostPaths": {"driverInstallDir": "/home/kubernetes/bin/nvidia"},
+              "sandboxWorkloads": {"enabled": True}, "vgpuManager": {"enabled": True}}
+    objs = objects(resolve(values, "fleet"))
+    paths = {
+        o["metadata"]["name"]: v["hostPath"]["path"]
+        for component in ("driver", "vgpu-manager")
+        for o in objs.get(component, [])
+        if o["kind"] == "DaemonSet"
+        for v in o["spec"]["template"]["spec"]["volumes"]
+        if v["name"] == "nv-firmware"
+    }
+    assert len(paths) == 2 and set(paths.values()) == {"/run/nvidia/driver/lib/firmware"}, paths
+

@@ -15,6 +15,10 @@ Obj = dict[str, Any]
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-render"}
 VALIDATIONS_DIR = "/run/nvidia/validations"
+NV_FIRMWARE = "/run/nvidia/driver/lib/firmware"
+"""Host folder of the driver container's firmware (``nv-firmware``): fixed in the operator's driver and
+vGPU manager assets, whatever ``hostPaths.driverInstallDir`` says (its transform rewrites only a
+``driver-install-dir`` volume, which these pods lack)."""
 PAUSED = "paused-for-driver-upgrade"
 CC_PAUSED = "paused-for-cc-mode-change"
 CC_PAUSED_OPERANDS = frozenset({"vfio-manager", "vgpu-manager", "sandbox-validator", "sandbox-device-plugin", "vgpu-device-manager"})

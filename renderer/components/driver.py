@@ -411,7 +411,7 @@ def _volumes(model: Model, pool: Pool) -> list[Obj]:
         c.host_path("host-sys", "/sys", "Directory"),
         c.host_path("firmware-search-path", "/sys/module/firmware_class/parameters/path"),
         _sys_devices(model)[1],
-        c.host_path("nv-firmware", f"{c.driver_install_dir(model)}/lib/firmware", "DirectoryOrCreate"),
+        c.host_path("nv-firmware", c.NV_FIRMWARE, "DirectoryOrCreate"),
         {"name": "driver-startup-probe-script", "configMap": {"name": PROBE_CM, "defaultMode": 0o755}},
     ]
     return vols

@@ -81,7 +81,7 @@ def daemonset(model: Model, pool: Pool) -> Obj:
             c.host_path("var-log", "/var/log", "Directory"),
             c.host_path("dev-log", "/dev/log"),
             c.host_path("firmware-search-path", "/sys/module/firmware_class/parameters/path"),
-            c.host_path("nv-firmware", f"{h.driver_install_dir(model)}/lib/firmware", "DirectoryOrCreate"),
+            c.host_path("nv-firmware", c.NV_FIRMWARE, "DirectoryOrCreate"),
             *kmod_volumes,
         ],
     }

@@ -145,13 +145,6 @@ env:
   {{- with include "gpu-stack.host-root" . | trim }}{{ . | nindent 2 }}{{ end }}
 {{- end -}}
 
-{{- define "gpu-stack.nv-firmware" -}}
-- name: nv-firmware
-  hostPath:
-    path: "{{ .Values.hostPaths.driverInstallDir }}/lib/firmware"
-    type: DirectoryOrCreate
-{{- end -}}
-
 {{- define "gpu-stack.driver-validation" -}}
 - name: driver-validation
   image: "{{ .Values.validator.repository }}/{{ .Values.validator.image }}:{{ .Values.validator.version }}"

@@ -138,13 +138,6 @@ updateStrategy:
 {{- end }}
 {{- end -}}
 
-{{- define "gpu-stack.nv-firmware" -}}
-- name: nv-firmware
-  hostPath:
-    path: "{{ .Values.hostPaths.driverInstallDir }}/lib/firmware"
-    type: DirectoryOrCreate
-{{- end -}}
-
 {{- define "gpu-stack.driver-validation" -}}
 - name: driver-validation
   image: "{{ .Values.validator.repository }}/{{ .Values.validator.image }}:{{ .Values.validator.version }}"
