@@ -68,6 +68,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += default_config_name_rules(located)
     problems += nri_rules(located, values)
     problems += config_map_keys_rules(located)
+    problems += host_root_env(located)
     problems += dcgm_localhost_rules(located, values)
     problems += image_parts_rules(located, values)
     problems += config_manager_resources(located, values)
@@ -664,6 +665,43 @@ def operand_args(located: Located) -> list[Problem]:
         section = located.data.get(key)
         if isinstance(section, dict) and section.get("args"):
             out.append(_problem(located, f"/{key}/args", message, hint, code, Severity.WARNING))
+    return out
+
+
+def _env_lists(node: Any, path: tuple[object, ...] = ()) -> Iterator[tuple[tuple[object, ...], list[Any]]]:
+    """Every ``env`` list under ``node`` (the sections' own, a pool's ``driver.env``, the
+    managers' ``env``) with its path."""
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in items:
+        if key == "env" and isinstance(value, list):
+            yield (*path, key), value
+        elif isinstance(value, (dict, list)):
+            yield from _env_lists(value, (*path, key))
+
+
+def host_root_env(located: Located) -> list[Problem]:
+    """A warning at an ``env`` entry ``HOST_ROOT`` when ``hostPaths.rootFS`` is not ``/``: the
+    operator's transformForHostRoot sets ``HOST_ROOT`` before the operand's transform applies the
+    user's env (the user's value wins on that container); gpu-render sets ``hostPaths.rootFS``
+    over every container's env, the user's included."""
+    host_paths = located.data.get("hostPaths")
+    root = host_paths.get("rootFS") if isinstance(host_paths, dict) else None
+    if not isinstance(root, str) or root in ("", "/"):
+        return []
+    out: list[Problem] = []
+    for path, env in _env_lists(located.data):
+        for index, item in enumerate(env):
+            if isinstance(item, dict) and item.get("name") == "HOST_ROOT":
+                out.append(
+                    _problem(
+                        located,
+                        pointer_of((*path, index)),
+                        f"HOST_ROOT differs from the operator's: it keeps this value on the container, gpu-render sets hostPaths.rootFS ({root}) in its place",
+                        "set the host's root in hostPaths.rootFS only, or leave hostPaths.rootFS at / to keep this HOST_ROOT",
+                        "host-root-env",
+                        Severity.WARNING,
+                    )
+                )
     return out
 
 

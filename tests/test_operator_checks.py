@@ -79,3 +79,15 @@ def test_the_firmware_folder_is_the_assets_whatever_the_install_dir() -> None:
     }
     assert len(paths) == 2 and set(paths.values()) == {"/run/nvidia/driver/lib/firmware"}, paths
 
+
+def test_a_host_root_in_env_is_warned_about_with_a_root_fs() -> None:
+    """transformForHostRoot runs before the operand's env is applied, so a written HOST_ROOT
+    wins in the operator; here hostPaths.rootFS does (one env block in the chart)."""
+    pool = {**UBUNTU, "driver": {"env": [{"name": "HOST_ROOT", "value": "/y"}]}}
+    values = {"nodePools": [pool], "devicePlugin": {"env": [{"name": "A", "value": "1"}, {"name": "HOST_ROOT", "value": "/x"}]}}
+    assert not [p for p in _problems(values) if p[2] == "host-root-env"]  # rootFS at /: both keep it
+    found = _problems({**values, "hostPaths": {"rootFS": "/host-root"}})
+    assert [p for p in found if p[2] == "host-root-env"] == [
+        ("warning", "/devicePlugin/env/1", "host-root-env"),
+        ("warning", "/nodePools/0/driver/env/0", "host-root-env"),
+    ]
