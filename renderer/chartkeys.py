@@ -39,9 +39,32 @@ _SCHEDULING = "per-component scheduling became the fleet-wide daemonsets.* keys 
 _SECURITY = "the operator fixes each operand's security context since v1.8 (the chart key was removed in v22.9); gpu-render renders the operator's"
 _SELECTOR = "gpu-render's DaemonSets select GPU nodes themselves (gpu.present and gpu.deploy.* affinity); the chart dropped these in v1.8"
 
+DEFAULT_RUNTIME = "operator.defaultRuntime"
+CHART_DEFAULT_RUNTIME = "docker"
+"""The chart's ``operator.defaultRuntime`` in every release that has the key (1.0 to 24.9)."""
+DEFAULT_RUNTIME_UNREAD = (
+    "docker is the chart's default, which the operator has not read since v1.9: it finds the runtime on the GPU nodes"
+    " (containerd when one of them runs it or none tells), and gpu-render renders containerd unless"
+    " cluster.containerRuntime or a pool's runtime says otherwise (gpu-render nodes import reads them from the nodes);"
+    " set cluster.containerRuntime: docker for nodes that run Docker"
+)
+"""Why ``operator.defaultRuntime: docker`` is not moved: every full values file of those
+releases carries it, whatever its nodes run (controllers/state_manager.go ``getRuntime`` from
+v1.9, controllers/clusterinfo from v24.3)."""
+
+
+def runtime_unread(key: str, value: object) -> bool:
+    """Is ``key: value`` the chart's unread default runtime (removed, not moved)?"""
+    return key == DEFAULT_RUNTIME and value == CHART_DEFAULT_RUNTIME
+
+
 MOVES: tuple[Move, ...] = (
     # gpu-render's own keys for what the operator found out in the cluster
-    Move("operator.defaultRuntime", "cluster.containerRuntime", "the runtime the toolkit configures (RUNTIME); per pool: nodePools[].runtime"),
+    Move(
+        "operator.defaultRuntime",
+        "cluster.containerRuntime",
+        "the runtime the toolkit configures (RUNTIME), which the operator finds on the GPU nodes since v1.9: a value other than the chart's default docker is taken as what they run; per pool: nodePools[].runtime",
+    ),
     Move("operator.runtimeClass", "cluster.runtimeClass", "the name of the RuntimeClass the operator creates and the toolkit configures (CONTAINERD_RUNTIME_CLASS)"),
     Move("platform.openshift", "cluster.capabilities.openshift", "gpu-render does not probe the cluster; say it is OpenShift"),
     # the NFD subchart's values that gpu-render's own NFD renders

@@ -91,6 +91,9 @@ class _Importer:
             if parts is not None:
                 self.pending += [("nfd.repository", parts[0], dotted, chartkeys.NFD_IMAGE_WHY), ("nfd.image", parts[1], dotted, chartkeys.NFD_IMAGE_WHY)]
                 del node[key]
+            elif chartkeys.runtime_unread(dotted, node[key]):
+                self.dropped.append((dotted, chartkeys.DEFAULT_RUNTIME_UNREAD))
+                del node[key]
             elif move is not None and move.to is not None:
                 self.pending.append((move.to, node[key], dotted, move.why))
                 del node[key]

@@ -158,6 +158,23 @@ def test_operator_keys_with_a_place_here_are_refused_where_the_chart_had_them() 
     assert not [x for x in plan(Inputs(quiet.encode(), "values.yaml")).problems if x.code == "chart-key-moved"]  # the defaults here: nothing lost
 
 
+def test_the_charts_default_runtime_is_removed_not_moved() -> None:
+    """`operator.defaultRuntime: docker` is in every full values file of charts 1.0 to 24.9, and
+    the operator has not read it since v1.9 (it finds the runtime on the GPU nodes, containerd
+    when it cannot tell): moved, it made the toolkit configure Docker on containerd nodes. Another
+    value is taken as what the nodes run."""
+    data, result = _import("operator:\n  defaultRuntime: docker\n")
+    assert "containerRuntime" not in data["cluster"]
+    assert [k for k, why in result.dropped if "not read since v1.9" in why] == ["operator.defaultRuntime"]
+    p = plan(Inputs(yamlio.dump(data).encode(), "values.yaml"))
+    assert p.base is not None and p.base.pools[0].runtime == "containerd"
+    refused = [x for x in plan(Inputs(b"operator:\n  defaultRuntime: docker\n", "values.yaml")).problems if x.code == "chart-key-moved"]
+    assert [(x.pointer, x.severity.name) for x in refused] == [("/operator/defaultRuntime", "ERROR")]
+    assert refused[0].hint.startswith("remove it: docker is the chart's default") and "cluster.containerRuntime: docker" in refused[0].hint
+    data, result = _import("operator:\n  defaultRuntime: crio\n")
+    assert data["cluster"]["containerRuntime"] == "crio" and [m[0] for m in result.moved] == ["operator.defaultRuntime"]
+
+
 def test_quoted_words_yaml_reads_as_booleans_keep_their_quotes() -> None:
     """A full chart values file of v25.3 says `ccManager.defaultMode: "off"`: written back
     unquoted, helm and gpu-render (YAML 1.1) would read it as false and refuse it."""
