@@ -69,6 +69,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += nri_rules(located, values)
     problems += config_map_keys_rules(located)
     problems += host_root_env(located)
+    problems += nfd_version_rules(located, values)
     problems += dcgm_localhost_rules(located, values)
     problems += image_parts_rules(located, values)
     problems += config_manager_resources(located, values)
@@ -666,6 +667,37 @@ def operand_args(located: Located) -> list[Problem]:
         if isinstance(section, dict) and section.get("args"):
             out.append(_problem(located, f"/{key}/args", message, hint, code, Severity.WARNING))
     return out
+
+
+NFD_FLAGS_SINCE = (0, 18)
+"""The first NFD release whose nfd-master and nfd-worker take the flags and serve the probes
+gpu-render renders (``-port``, the worker's ``-owner-refs``, HTTP ``/healthz``); v0.17 has
+``-metrics`` / ``-grpc-health`` instead, and nfd-worker v0.14 none of them."""
+_SEMVER = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?")
+
+
+def nfd_version_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """A warning at an ``nfd.version`` older than :data:`NFD_FLAGS_SINCE` (the NFD image tag of
+    an older chart, which the importer keeps): the pods are rendered as the operator's chart
+    renders them, with flags that image does not know, so they exit at start."""
+    nfd = values.get("nfd") or {}
+    version = nfd.get("version") if isinstance(nfd, dict) else None
+    if not nfd.get("enabled", True) or not isinstance(version, str):
+        return []
+    m = _SEMVER.fullmatch(version)
+    if m is None or (int(m.group(1)), int(m.group(2))) >= NFD_FLAGS_SINCE:
+        return []
+    since = "v{}.{}".format(*NFD_FLAGS_SINCE)
+    return [
+        _problem(
+            located,
+            "/nfd/version",
+            f"nfd.version {version} is older than the NFD the pods are rendered for ({since} and later, as by the operator's chart): nfd-master and nfd-worker before {since} exit on its -port and -owner-refs flags and serve no /healthz probe",
+            f"remove nfd.version for gpu-render's NFD, or pin {since} or later",
+            "nfd-version",
+            Severity.WARNING,
+        )
+    ]
 
 
 def _env_lists(node: Any, path: tuple[object, ...] = ()) -> Iterator[tuple[tuple[object, ...], list[Any]]]:

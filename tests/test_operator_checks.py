@@ -91,3 +91,13 @@ def test_a_host_root_in_env_is_warned_about_with_a_root_fs() -> None:
         ("warning", "/devicePlugin/env/1", "host-root-env"),
         ("warning", "/nodePools/0/driver/env/0", "host-root-env"),
     ]
+
+
+def test_an_nfd_image_older_than_the_rendered_flags_is_warned_about() -> None:
+    """nfd-worker before v0.18 has no -port (v0.17: -metrics, -grpc-health) and serves no
+    /healthz; v0.14 has no -owner-refs either: such an nfd.version (an older chart's NFD image
+    tag, which the importer keeps) starts pods that exit at once."""
+    for version, warned in (("v0.14.2", True), ("v0.17.3", True), ("v0.18.0", False), ("v0.19.0-rc.1", False), ("sha256:" + "0" * 64, False)):
+        found = [p for p in _problems({"nodePools": [UBUNTU], "nfd": {"version": version}}) if p[2] == "nfd-version"]
+        assert found == ([("warning", "/nfd/version", "nfd-version")] if warned else []), version
+    assert not [p for p in _problems({"nodePools": [UBUNTU], "nfd": {"enabled": False, "version": "v0.14.2"}}) if p[2] == "nfd-version"]
