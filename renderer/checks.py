@@ -1194,6 +1194,19 @@ def sharing_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
         problems.append(_problem(located, "/devicePlugin/config/create", "devicePlugin.config.create needs devicePlugin.config.name (the ConfigMap's name)", "set devicePlugin.config.name, e.g. time-slicing-config", "plugin-config-name"))
     elif cfg.get("create") and not data:
         problems.append(_problem(located, "/devicePlugin/config/create", "devicePlugin.config.create with no data: the ConfigMap is empty and config-manager finds no configuration", "add the configs under devicePlugin.config.data, or set create: false and create the ConfigMap yourself", "plugin-config-data", Severity.WARNING))
+    exporter = values.get("dcgmExporter") or {}
+    metrics = exporter.get("config") or {}
+    if exporter.get("enabled", True) and metrics.get("create") and metrics.get("name") and not metrics.get("data"):
+        problems.append(
+            _problem(
+                located,
+                "/dcgmExporter/config/create",
+                f"dcgmExporter.config.create with no data creates no ConfigMap (as the operator's chart), while the exporter mounts {metrics['name']!r} for its metrics: its pods wait for that ConfigMap",
+                "add the metrics CSV under dcgmExporter.config.data, or set create: false and create the ConfigMap yourself",
+                "exporter-config-data",
+                Severity.WARNING,
+            )
+        )
     default = str(cfg.get("default") or "")
     if cfg.get("create") and data and default and default not in data:
         problems.append(_problem(located, "/devicePlugin/config/default", f"devicePlugin.config.default {default!r} is not a key of devicePlugin.config.data", f"one of: {', '.join(sorted(map(str, data)))}", "plugin-config-default"))

@@ -101,3 +101,14 @@ def test_an_nfd_image_older_than_the_rendered_flags_is_warned_about() -> None:
         found = [p for p in _problems({"nodePools": [UBUNTU], "nfd": {"version": version}}) if p[2] == "nfd-version"]
         assert found == ([("warning", "/nfd/version", "nfd-version")] if warned else []), version
     assert not [p for p in _problems({"nodePools": [UBUNTU], "nfd": {"enabled": False, "version": "v0.14.2"}}) if p[2] == "nfd-version"]
+
+
+def test_an_exporter_config_to_create_without_data_is_warned_about() -> None:
+    """dcgmExporter.config.create with a name and no data: the chart creates no ConfigMap and the
+    operator mounts the name (so does gpu-render): the exporter's pods wait for it; the device
+    plugin's same case warns too (plugin-config-data)."""
+    config = {"create": True, "name": "dcgm-metrics"}
+    found = _problems({"nodePools": [UBUNTU], "dcgmExporter": {"config": config}})
+    assert [p for p in found if p[2] == "exporter-config-data"] == [("warning", "/dcgmExporter/config/create", "exporter-config-data")]
+    for quiet in ({**config, "data": "DCGM_FI_DEV_GPU_TEMP, gauge, t\n"}, {"name": "dcgm-metrics"}):
+        assert not [p for p in _problems({"nodePools": [UBUNTU], "dcgmExporter": {"config": quiet}}) if p[2] == "exporter-config-data"]
