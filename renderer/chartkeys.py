@@ -53,6 +53,23 @@ releases carries it, whatever its nodes run (controllers/state_manager.go ``getR
 v1.9, controllers/clusterinfo from v24.3)."""
 
 
+OPEN_MODULES = "driver.useOpenKernelModules"
+OPEN_MODULES_WHY = (
+    "charts 23.9 to 24.9 ran the open kernel modules with it (OPEN_KERNEL_MODULES_ENABLED);"
+    " the operator reads driver.kernelModuleType only since v25.3"
+)
+"""Why ``driver.useOpenKernelModules: true`` becomes ``driver.kernelModuleType: open`` (false,
+the chart's default, is removed as the operator's compatibility key)."""
+
+
+BY_VALUE: dict[str, tuple[str, str]] = {
+    DEFAULT_RUNTIME: ("moved to `cluster.containerRuntime`; `docker` removed", DEFAULT_RUNTIME_UNREAD),
+    OPEN_MODULES: ("`true`: `driver.kernelModuleType: open`; `false` removed", OPEN_MODULES_WHY),
+}
+"""The keys the importer treats by their value (:mod:`renderer.migrate`), as the migration
+table shows them."""
+
+
 def runtime_unread(key: str, value: object) -> bool:
     """Is ``key: value`` the chart's unread default runtime (removed, not moved)?"""
     return key == DEFAULT_RUNTIME and value == CHART_DEFAULT_RUNTIME
@@ -253,6 +270,8 @@ def markdown_table(schema: dict[str, Any]) -> str:
             where = f"moved to `{to}`"
         else:
             where = status
+        if key in BY_VALUE:
+            where, why = BY_VALUE[key]
         lines.append(f"| `{key}` | {span} | {where} | {why.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 

@@ -73,6 +73,10 @@ class _Importer:
                 continue
             if status == "refused":
                 continue  # left for validate to report at its place
+            if dotted == chartkeys.OPEN_MODULES and value is True:  # what it meant then
+                self.pending.append(("driver.kernelModuleType", "open", dotted, chartkeys.OPEN_MODULES_WHY))
+                del node[key]
+                continue
             if status == "removed" and isinstance(value, CommentedMap):
                 self.extract(value, dotted)  # e.g. node-feature-discovery.worker.tolerations
             if status == "moved" and to is not None:

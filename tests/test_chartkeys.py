@@ -175,6 +175,18 @@ def test_the_charts_default_runtime_is_removed_not_moved() -> None:
     assert data["cluster"]["containerRuntime"] == "crio" and [m[0] for m in result.moved] == ["operator.defaultRuntime"]
 
 
+def test_open_kernel_modules_of_a_24_9_file_become_the_kernel_module_type() -> None:
+    """Charts 23.9 to 24.9 ran the open kernel modules with `driver.useOpenKernelModules: true`;
+    the operator reads only kernelModuleType since v25.3, so removing the key lost the open
+    modules. false, the chart's default, is removed; a kernelModuleType written beside it wins."""
+    data, result = _import("driver:\n  useOpenKernelModules: true\n")
+    assert data["driver"] == {"kernelModuleType": "open"} and [m[:2] for m in result.moved] == [("driver.useOpenKernelModules", "driver.kernelModuleType")]
+    data, result = _import("driver:\n  useOpenKernelModules: false\n")
+    assert "driver" not in data and [k for k, _ in result.dropped] == ["driver.useOpenKernelModules"]
+    data, result = _import("driver:\n  useOpenKernelModules: true\n  kernelModuleType: proprietary\n")
+    assert data["driver"] == {"kernelModuleType": "proprietary"} and "already set" in dict(result.dropped)["driver.useOpenKernelModules"]
+
+
 def test_quoted_words_yaml_reads_as_booleans_keep_their_quotes() -> None:
     """A full chart values file of v25.3 says `ccManager.defaultMode: "off"`: written back
     unquoted, helm and gpu-render (YAML 1.1) would read it as false and refuse it."""
