@@ -70,6 +70,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += config_map_keys_rules(located)
     problems += host_root_env(located)
     problems += nfd_version_rules(located, values)
+    problems += drop_in_host_path_rules(located, values)
     problems += dcgm_localhost_rules(located, values)
     problems += image_parts_rules(located, values)
     problems += config_manager_resources(located, values)
@@ -698,6 +699,37 @@ def nfd_version_rules(located: Located, values: dict[str, Any]) -> list[Problem]
             Severity.WARNING,
         )
     ]
+
+
+DROP_IN_DEFAULTS = {"containerd": "/etc/containerd/conf.d/99-nvidia.toml", "crio": "/etc/crio/crio.conf.d/99-nvidia.conf"}
+"""The runtimes' drop-in files when ``toolkit.env`` names none (``getRuntimeConfigFiles``)."""
+
+
+def drop_in_host_path_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """A warning at ``toolkit.env`` ``RUNTIME_DROP_IN_CONFIG_HOST_PATH``: the operator sets it to
+    the drop-in file it reads from ``RUNTIME_DROP_IN_CONFIG`` (or the runtime's default) over the
+    written value, and so does gpu-render; the written value never reaches the toolkit."""
+    toolkit = located.data.get("toolkit")
+    env = toolkit.get("env") if isinstance(toolkit, dict) else None
+    runtime = str((values.get("cluster") or {}).get("containerRuntime") or "containerd")
+    if not isinstance(env, list) or runtime not in DROP_IN_DEFAULTS:
+        return []
+    named = {str(e.get("name")): e.get("value") for e in env if isinstance(e, dict)}
+    drop_in = str(named.get("RUNTIME_DROP_IN_CONFIG") or DROP_IN_DEFAULTS[runtime])
+    out: list[Problem] = []
+    for index, item in enumerate(env):
+        if isinstance(item, dict) and item.get("name") == "RUNTIME_DROP_IN_CONFIG_HOST_PATH" and item.get("value") != drop_in:
+            out.append(
+                _problem(
+                    located,
+                    f"/toolkit/env/{index}",
+                    f"RUNTIME_DROP_IN_CONFIG_HOST_PATH is set to the drop-in file the toolkit writes, {drop_in} (from RUNTIME_DROP_IN_CONFIG or the {runtime} default), over this value, as the operator does",
+                    "name the host's drop-in file in RUNTIME_DROP_IN_CONFIG and remove RUNTIME_DROP_IN_CONFIG_HOST_PATH",
+                    "drop-in-host-path",
+                    Severity.WARNING,
+                )
+            )
+    return out
 
 
 def _env_lists(node: Any, path: tuple[object, ...] = ()) -> Iterator[tuple[tuple[object, ...], list[Any]]]:

@@ -112,3 +112,16 @@ def test_an_exporter_config_to_create_without_data_is_warned_about() -> None:
     assert [p for p in found if p[2] == "exporter-config-data"] == [("warning", "/dcgmExporter/config/create", "exporter-config-data")]
     for quiet in ({**config, "data": "DCGM_FI_DEV_GPU_TEMP, gauge, t\n"}, {"name": "dcgm-metrics"}):
         assert not [p for p in _problems({"nodePools": [UBUNTU], "dcgmExporter": {"config": quiet}}) if p[2] == "exporter-config-data"]
+
+
+def test_a_drop_in_host_path_in_the_toolkit_env_is_warned_about() -> None:
+    """transformRuntimeConfigAndSocketMounts sets RUNTIME_DROP_IN_CONFIG_HOST_PATH to the file
+    RUNTIME_DROP_IN_CONFIG names (or the runtime's default) over a written value (k8s-snap's
+    file sets it beside a default RUNTIME_DROP_IN_CONFIG)."""
+    env = [{"name": "RUNTIME_DROP_IN_CONFIG_HOST_PATH", "value": "/var/lib/k8s-containerd/conf.d/99-nvidia.toml"}]
+    found = _problems({"nodePools": [UBUNTU], "toolkit": {"env": env}})
+    assert [p for p in found if p[2] == "drop-in-host-path"] == [("warning", "/toolkit/env/0", "drop-in-host-path")]
+    same = [{"name": "RUNTIME_DROP_IN_CONFIG", "value": env[0]["value"]}, env[0]]
+    assert not [p for p in _problems({"nodePools": [UBUNTU], "toolkit": {"env": same}}) if p[2] == "drop-in-host-path"]
+    docker = {"nodePools": [UBUNTU], "cluster": {"containerRuntime": "docker"}, "toolkit": {"env": env}}
+    assert not [p for p in _problems(docker) if p[2] == "drop-in-host-path"]  # no drop-in on Docker
