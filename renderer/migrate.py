@@ -48,6 +48,8 @@ class _Importer:
         self.moved: list[tuple[str, str, str]] = []
         self.notes: list[tuple[str, str]] = []
         self.pending: list[tuple[str, Any, str, str]] = []  # (to, value, from, why)
+        self.newest: str | None = None
+        """The file's key that came last to the chart (:func:`_newest_key`)."""
 
     def walk(self, node: Any, prefix: str) -> None:
         from ruamel.yaml.comments import CommentedMap
@@ -79,12 +81,27 @@ class _Importer:
                 continue
             if status == "removed" and isinstance(value, CommentedMap):
                 self.extract(value, dotted)  # e.g. node-feature-discovery.worker.tolerations
-            if status == "moved" and to is not None:
+            if status == "moved" and to is not None and (later := self.ignored_then(dotted)):
+                self.dropped.append((dotted, f"{later}: Helm ignored it there, so the operator never read it ({to} is what it meant)"))
+            elif status == "moved" and to is not None:
                 self.pending.append((to, value, dotted, why))
             elif value not in ({}, [], None):
                 left = _leaves(value, "") if dotted in chartkeys.NAMED_REMOVALS else []
                 self.dropped.append((dotted, f"{why}: {', '.join(left)}" if left else why))
             del node[key]
+
+    def ignored_then(self, dotted: str) -> str:
+        """Why an older release's key (one a wildcard rule moves) is not moved: the file has a key
+        first in a release after that key's last (it was written for a chart without the key),
+        or "" when it has none."""
+        if chartkeys.find_move(dotted, wildcards=False) is not None:
+            return ""
+        releases, keys = chartkeys.chart_keys()
+        span = keys.get(dotted)
+        if span is None or self.newest is None or releases.index(span[1]) >= releases.index(keys[self.newest][0]):
+            return ""
+        first, last, since = (chartkeys.minor(r) for r in (span[0], span[1], keys[self.newest][0]))
+        return f"a key of charts {first} to {last}, and this file has {self.newest} (chart {since} on)"
 
     def extract(self, node: Any, prefix: str) -> None:
         """Take out of a removed subtree the keys a rule names exactly (they move)."""
@@ -178,6 +195,25 @@ def _driver_args(doc: Any, notes: list[tuple[str, str]]) -> None:
     notes.append(("driver.args", "the leading `init` is taken out: gpu-render runs `nvidia-driver init` before driver.args, where the operator runs driver.args in its place"))
 
 
+def _newest_key(doc: Any) -> str | None:
+    """The chart key of ``doc`` whose first release is the newest (the file was written for that
+    release or a later one), or None when it has no chart key."""
+    releases, keys = chartkeys.chart_keys()
+    order = {r: i for i, r in enumerate(releases)}
+    best: tuple[int, str] | None = None
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        node, prefix = stack.pop()
+        for key, value in node.items():
+            dotted = f"{prefix}.{key}" if prefix else str(key)
+            span = keys.get(dotted)
+            if span is not None and (best is None or (order[span[0]], dotted) > best):
+                best = (order[span[0]], dotted)
+            if hasattr(value, "items"):
+                stack.append((value, dotted))
+    return None if best is None else best[1]
+
+
 def import_values(raw: bytes, path: str) -> Imported:
     source, problems = load_text(raw, path)
     if source is None:
@@ -195,6 +231,7 @@ def import_values(raw: bytes, path: str) -> Imported:
     if not isinstance(doc, CommentedMap):
         raise UserError(f"{path}: a GPU Operator values file is a mapping of keys", problems=problems)
     importer = _Importer(raw, _schema())
+    importer.newest = _newest_key(doc)
     importer.walk(doc, "")
     _driver_args(doc, importer.notes)
     if "cluster" not in doc:

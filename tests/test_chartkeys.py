@@ -187,6 +187,19 @@ def test_open_kernel_modules_of_a_24_9_file_become_the_kernel_module_type() -> N
     assert data["driver"] == {"kernelModuleType": "proprietary"} and "already set" in dict(result.dropped)["driver.useOpenKernelModules"]
 
 
+def test_older_keys_beside_later_ones_are_removed_not_moved() -> None:
+    """`driver.tolerations` (charts 1.3 to 1.7) moves to daemonsets.tolerations in a file of those
+    charts; beside `gfd.enabled` (22.9 on) the chart the file was written for ignored it, and
+    moving it replaced daemonsets.tolerations' default on every DaemonSet."""
+    old = "driver:\n  tolerations: [{key: a, operator: Exists}]\n"
+    data, result = _import(old)
+    assert data["daemonsets"]["tolerations"] == [{"key": "a", "operator": "Exists"}] and [m[0] for m in result.moved] == ["driver.tolerations"]
+    data, result = _import(old + "gfd:\n  enabled: true\n")
+    assert "daemonsets" not in data and not result.moved
+    why = dict(result.dropped)["driver.tolerations"]
+    assert why.startswith("a key of charts 1.3 to 1.7, and this file has gfd.enabled (chart 22.9 on): Helm ignored it there")
+
+
 def test_quoted_words_yaml_reads_as_booleans_keep_their_quotes() -> None:
     """A full chart values file of v25.3 says `ccManager.defaultMode: "off"`: written back
     unquoted, helm and gpu-render (YAML 1.1) would read it as false and refuse it."""
