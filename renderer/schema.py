@@ -260,22 +260,27 @@ def _unknown_key(err: Any, path: list[Any], key: str, located: Located) -> Probl
     same_case = _did_you_mean(key, [k for k in known if k.lower() == key.lower()])
     elsewhere = _known_elsewhere(key, parent)
     ignored = _chart_key(chart_path, moved=False)
+    if not ignored and not path and elsewhere:  # a section's key written at the top (`tolerations`)
+        ignored = _chart_key(chart_path, moved=False, top=True)
     placed = "; ".join(h for h in (elsewhere, ignored) if h) if elsewhere else ""
     hint = same_case or _chart_key(chart_path, moved=True) or placed or _did_you_mean(key, known) or ignored
     return Problem(file, line, col, pointer, f"unknown key {key!r}", hint=hint, code="unknown-key")
 
 
-def _chart_key(path: list[Any], *, moved: bool) -> str:
+def _chart_key(path: list[Any], *, moved: bool, top: bool = False) -> str:
     """What the GPU Operator chart made of a key the policy does not have: with ``moved``, the
     importer's rule for a key of some chart release; else that no chart release has the key
-    (Helm ignored it there, so the operator never read it)."""
+    (Helm ignored it there, so the operator never read it). ``top``: a top-level key that is no
+    chart section (a section's key written at the top) is one too."""
     from renderer import chartkeys  # only when a key is unknown
 
     if not path or any(not isinstance(part, str) for part in path):
         return ""
     dotted = ".".join(path)
     releases, keys = chartkeys.chart_keys()
-    if not any(k.split(".", 1)[0] == path[0] for k in keys):
+    if top and not any(k.rsplit(".", 1)[-1] == path[0] for k in keys):
+        return ""  # no chart section has it either (a gpu-render section's key): the other hints speak
+    if not top and not any(k.split(".", 1)[0] == path[0] for k in keys):
         return ""  # a section of gpu-render's own (or a typo of one): the other hints speak
     if dotted in keys or any(k.startswith(dotted + ".") for k in keys):
         move = chartkeys.find_move(dotted) if moved else None

@@ -51,7 +51,8 @@ CASES = [
     # a key of another section says more than a near spelling: a top-level nodeSelector (Helm
     # ignored it, a Flux HelmRelease of the corpus) is no misspelt nodeLabeller
     ("key-of-other-sections-over-a-near-spelling", "nodeSelector:\n  node-pool: gpu\n", None,
-     ["values.yaml:1:1: /nodeSelector: unknown key 'nodeSelector' ('nodeSelector' is a key of operator, driver.nvidiaDriverCRD, nfd.gc and 3 more)"]),
+     ["values.yaml:1:1: /nodeSelector: unknown key 'nodeSelector' ('nodeSelector' is a key of operator, driver.nvidiaDriverCRD, nfd.gc and 3 more; "
+      "no GPU Operator chart release (1.0 to 26.7) has nodeSelector: Helm ignored it there, so the operator never read it; remove it)"]),
     # the NFD subchart's key written under daemonsets (an Argo CD app of the corpus): where it
     # belongs, and that Helm ignored it where it is
     ("chart-key-in-the-wrong-chart-section", "daemonsets:\n  node-feature-discovery:\n    worker: {}\n", None,
