@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = '8ba95f1360e52276013e8b69fbf95b08731abb2c067ce69c83d3291f462e69be'
+SCHEMA_SHA256 = '73a344ec2ffb6524dcf9938b18d0fefcc4917c397e4a5c96d4e7f1dfe806bdbd'
 VERSION = "2.22.3"
 class Decimal:  # no value read from YAML or JSON is one: the decimal module is not imported
     pass
