@@ -1226,6 +1226,20 @@ def sharing_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
         problems.append(_problem(located, "/devicePlugin/config/create", "devicePlugin.config.create needs devicePlugin.config.name (the ConfigMap's name)", "set devicePlugin.config.name, e.g. time-slicing-config", "plugin-config-name"))
     elif cfg.get("create") and not data:
         problems.append(_problem(located, "/devicePlugin/config/create", "devicePlugin.config.create with no data: the ConfigMap is empty and config-manager finds no configuration", "add the configs under devicePlugin.config.data, or set create: false and create the ConfigMap yourself", "plugin-config-data", Severity.WARNING))
+    for section, what in (("devicePlugin", "the device plugin's configs"), ("dcgmExporter", "the exporter's metrics CSV")):
+        own = located.data.get(section)
+        written = own.get("config") if isinstance(own, dict) else None
+        if isinstance(written, dict) and written.get("data") and not written.get("create"):
+            problems.append(
+                _problem(
+                    located,
+                    f"/{section}/config/data",
+                    f"{section}.config.data without create: true creates no ConfigMap (as the operator's chart): {what} reach no pod",
+                    f"set {section}.config.create: true to create it from this data, or remove data and create the ConfigMap yourself",
+                    "config-data-unused",
+                    Severity.WARNING,
+                )
+            )
     exporter = values.get("dcgmExporter") or {}
     metrics = exporter.get("config") or {}
     if exporter.get("enabled", True) and metrics.get("create") and metrics.get("name") and not metrics.get("data"):

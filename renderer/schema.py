@@ -257,7 +257,8 @@ def _unknown_key(err: Any, path: list[Any], key: str, located: Located) -> Probl
     # the same key in another section says more than a near spelling here (a top-level
     # `nodeSelector` is no misspelt `nodeLabeller`), and with what the chart made of it: a key
     # put in the wrong section was ignored by Helm, so the operator never applied it
-    same_case = _did_you_mean(key, [k for k in known if k.lower() == key.lower()])
+    # so does a plural or past form of the key (`enable` for `enabled`), before another section's
+    same_case = _did_you_mean(key, [k for k in known if k.lower() == key.lower() or _inflected(key, k)])
     elsewhere = _known_elsewhere(key, parent)
     ignored = _chart_key(chart_path, moved=False)
     if not ignored and not path and elsewhere:  # a section's key written at the top (`tolerations`)
@@ -323,6 +324,12 @@ def _key_index() -> dict[str, list[str]]:
 
     walk(load_schema(), "")
     return {name: sorted(set(places), key=lambda p: (p.count("."), p)) for name, places in index.items()}
+
+
+def _inflected(word: str, choice: str) -> bool:
+    """Is ``choice`` ``word`` with an ending (``enable`` / ``enabled``, ``toleration`` / ``tolerations``)?"""
+    short, long = sorted((word, choice), key=len)
+    return long != short and long.startswith(short) and long[len(short) :] in ("d", "s", "ed", "es")
 
 
 def _did_you_mean(word: str, choices: list[str]) -> str:

@@ -28,6 +28,10 @@ CASES = [
      ["values.yaml:1:1: /devicePlugn: unknown key 'devicePlugn' (did you mean 'devicePlugin'?)"]),
     ("unknown-nested-key", "driver:\n  verison: '550'\n", None,
      ["values.yaml:2:3: /driver/verison: unknown key 'verison' (did you mean 'version'?)"]),
+    # `enable` for `enabled` (a k3s values file of the corpus's search): the section's own key
+    # before the other sections that have `enable`
+    ("unknown-key-inflected", "driver:\n  enable: true\n", None,
+     ["values.yaml:2:3: /driver/enable: unknown key 'enable' (did you mean 'enabled'?)"]),
     ("unknown-key-wrong-case", "DevicePlugin: {}\n", None,
      ["values.yaml:1:1: /DevicePlugin: unknown key 'DevicePlugin' (did you mean 'devicePlugin'?)"]),
     ("unknown-keys-all-reported", "driver:\n  foo: 1\n  bar: 2\n", None,

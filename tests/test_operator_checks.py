@@ -125,3 +125,16 @@ def test_a_drop_in_host_path_in_the_toolkit_env_is_warned_about() -> None:
     assert not [p for p in _problems({"nodePools": [UBUNTU], "toolkit": {"env": same}}) if p[2] == "drop-in-host-path"]
     docker = {"nodePools": [UBUNTU], "cluster": {"containerRuntime": "docker"}, "toolkit": {"env": env}}
     assert not [p for p in _problems(docker) if p[2] == "drop-in-host-path"]  # no drop-in on Docker
+
+
+def test_config_data_without_create_is_warned_about() -> None:
+    """The chart creates the device plugin's and the exporter's ConfigMap from data only with
+    create: true; data written without it is never used (an Akamai LKE file writes both so)."""
+    values = {"nodePools": [UBUNTU], "devicePlugin": {"config": {"name": "tsc", "data": {"any": "version: v1\n"}}}, "dcgmExporter": {"config": {"name": "m", "data": "x, gauge, y\n"}}}
+    assert [p for p in _problems(values) if p[2] == "config-data-unused"] == [
+        ("warning", "/dcgmExporter/config/data", "config-data-unused"),
+        ("warning", "/devicePlugin/config/data", "config-data-unused"),
+    ]
+    values["devicePlugin"]["config"]["create"] = True
+    values["dcgmExporter"]["config"]["create"] = True
+    assert not [p for p in _problems(values) if p[2] == "config-data-unused"]
