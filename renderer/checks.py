@@ -670,10 +670,11 @@ def operand_args(located: Located) -> list[Problem]:
     return out
 
 
-NFD_FLAGS_SINCE = (0, 18)
-"""The first NFD release whose nfd-master and nfd-worker take the flags and serve the probes
-gpu-render renders (``-port``, the worker's ``-owner-refs``, HTTP ``/healthz``); v0.17 has
-``-metrics`` / ``-grpc-health`` instead, and nfd-worker v0.14 none of them."""
+NFD_FLAGS_SINCE = (0, 19)
+"""The first NFD release whose nfd-worker takes the flags and serves the probes gpu-render
+renders, as the operator's v26.7 chart does: ``-owner-refs`` (v0.18 has only
+``-no-owner-refs``), ``-port`` and HTTP ``/healthz`` (v0.18 on; v0.17 has ``-metrics`` /
+``-grpc-health``)."""
 _SEMVER = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?")
 
 
@@ -681,10 +682,10 @@ def nfd_version_rules(located: Located, values: dict[str, Any]) -> list[Problem]
     """A warning at an ``nfd.version`` older than :data:`NFD_FLAGS_SINCE` (the NFD image tag of
     an older chart, which the importer keeps): the pods are rendered as the operator's chart
     renders them, with flags that image does not know, so they exit at start."""
-    nfd = values.get("nfd") or {}
-    version = nfd.get("version") if isinstance(nfd, dict) else None
-    if not nfd.get("enabled", True) or not isinstance(version, str):
+    nfd = values.get("nfd")
+    if not isinstance(nfd, dict) or not nfd.get("enabled", True) or not isinstance(nfd.get("version"), str):
         return []
+    version = nfd["version"]
     m = _SEMVER.fullmatch(version)
     if m is None or (int(m.group(1)), int(m.group(2))) >= NFD_FLAGS_SINCE:
         return []
@@ -693,7 +694,7 @@ def nfd_version_rules(located: Located, values: dict[str, Any]) -> list[Problem]
         _problem(
             located,
             "/nfd/version",
-            f"nfd.version {version} is older than the NFD the pods are rendered for ({since} and later, as by the operator's chart): nfd-master and nfd-worker before {since} exit on its -port and -owner-refs flags and serve no /healthz probe",
+            f"nfd.version {version} is older than the NFD the pods are rendered for ({since} and later, as by the operator's v26.7 chart): nfd-worker before {since} exits on its -owner-refs flag (and before v0.18 on -port, with no /healthz to probe)",
             f"remove nfd.version for gpu-render's NFD, or pin {since} or later",
             "nfd-version",
             Severity.WARNING,
@@ -701,21 +702,21 @@ def nfd_version_rules(located: Located, values: dict[str, Any]) -> list[Problem]
     ]
 
 
-DROP_IN_DEFAULTS = {"containerd": "/etc/containerd/conf.d/99-nvidia.toml", "crio": "/etc/crio/crio.conf.d/99-nvidia.conf"}
-"""The runtimes' drop-in files when ``toolkit.env`` names none (``getRuntimeConfigFiles``)."""
-
-
 def drop_in_host_path_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
     """A warning at ``toolkit.env`` ``RUNTIME_DROP_IN_CONFIG_HOST_PATH``: the operator sets it to
     the drop-in file it reads from ``RUNTIME_DROP_IN_CONFIG`` (or the runtime's default) over the
     written value, and so does gpu-render; the written value never reaches the toolkit."""
+    from renderer.components.container_toolkit import DEFAULTS
+
     toolkit = located.data.get("toolkit")
     env = toolkit.get("env") if isinstance(toolkit, dict) else None
     runtime = str((values.get("cluster") or {}).get("containerRuntime") or "containerd")
-    if not isinstance(env, list) or runtime not in DROP_IN_DEFAULTS:
-        return []
+    pools = [p for p in values.get("nodePools") or [] if isinstance(p, dict)]
+    nri = bool((values.get("cdi") or {}).get("nriPluginEnabled")) and (values.get("cluster") or {}).get("operatorRelease", "v26.7") == "v26.7"
+    if not isinstance(env, list) or not DEFAULTS.get(runtime, {}).get("dropInConfig") or nri or any(p.get("runtime") or p.get("runtimeConfig") for p in pools):
+        return []  # a pool's own runtime or files, or NRI mode (no drop-in set): the value may stand
     named = {str(e.get("name")): e.get("value") for e in env if isinstance(e, dict)}
-    drop_in = str(named.get("RUNTIME_DROP_IN_CONFIG") or DROP_IN_DEFAULTS[runtime])
+    drop_in = str(named.get("RUNTIME_DROP_IN_CONFIG") or DEFAULTS[runtime]["dropInConfig"])
     out: list[Problem] = []
     for index, item in enumerate(env):
         if isinstance(item, dict) and item.get("name") == "RUNTIME_DROP_IN_CONFIG_HOST_PATH" and item.get("value") != drop_in:
@@ -732,17 +733,6 @@ def drop_in_host_path_rules(located: Located, values: dict[str, Any]) -> list[Pr
     return out
 
 
-def _env_lists(node: Any, path: tuple[object, ...] = ()) -> Iterator[tuple[tuple[object, ...], list[Any]]]:
-    """Every ``env`` list under ``node`` (the sections' own, a pool's ``driver.env``, the
-    managers' ``env``) with its path."""
-    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-    for key, value in items:
-        if key == "env" and isinstance(value, list):
-            yield (*path, key), value
-        elif isinstance(value, (dict, list)):
-            yield from _env_lists(value, (*path, key))
-
-
 def host_root_env(located: Located) -> list[Problem]:
     """A warning at an ``env`` entry ``HOST_ROOT`` when ``hostPaths.rootFS`` is not ``/``: the
     operator's transformForHostRoot sets ``HOST_ROOT`` before the operand's transform applies the
@@ -752,14 +742,18 @@ def host_root_env(located: Located) -> list[Problem]:
     root = host_paths.get("rootFS") if isinstance(host_paths, dict) else None
     if not isinstance(root, str) or root in ("", "/"):
         return []
+    from renderer.envfrom import _expand, checked_pointers
+
     out: list[Problem] = []
-    for path, env in _env_lists(located.data):
-        for index, item in enumerate(env):
-            if isinstance(item, dict) and item.get("name") == "HOST_ROOT":
+    for pattern in checked_pointers():  # the operands' env lists (no Deployment's: HOST_ROOT is set on DaemonSets)
+        for pointer, env in _expand(located.data, pattern):
+            for index, item in enumerate(env if isinstance(env, list) else []):
+                if not (isinstance(item, dict) and item.get("name") == "HOST_ROOT"):
+                    continue
                 out.append(
                     _problem(
                         located,
-                        pointer_of((*path, index)),
+                        f"{pointer}/{index}",
                         f"HOST_ROOT differs from the operator's: it keeps this value on the container, gpu-render sets hostPaths.rootFS ({root}) in its place",
                         "set the host's root in hostPaths.rootFS only, or leave hostPaths.rootFS at / to keep this HOST_ROOT",
                         "host-root-env",
@@ -1217,7 +1211,8 @@ def scrape_timeout_rules(located: Located, values: dict[str, Any]) -> list[Probl
 
 
 def sharing_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
-    """Device-plugin and MIG configs: what the pods mount must exist, what a pool names must be there."""
+    """Device-plugin, exporter and MIG configs: what the pods mount must exist, what a pool names
+    must be there, data written is used."""
     problems: list[Problem] = []
     dp = values.get("devicePlugin") or {}
     cfg = dp.get("config") or {}

@@ -75,7 +75,7 @@ class _Importer:
                 continue
             if status == "refused":
                 continue  # left for validate to report at its place
-            if dotted == chartkeys.OPEN_MODULES and value is True:  # what it meant then
+            if dotted == chartkeys.OPEN_MODULES and _truthy(value) and not self.written_since("v25.3"):  # what it meant then
                 self.pending.append(("driver.kernelModuleType", "open", dotted, chartkeys.OPEN_MODULES_WHY))
                 del node[key]
                 continue
@@ -89,6 +89,14 @@ class _Importer:
                 left = _leaves(value, "") if dotted in chartkeys.NAMED_REMOVALS else []
                 self.dropped.append((dotted, f"{why}: {', '.join(left)}" if left else why))
             del node[key]
+
+    def written_since(self, minor: str) -> bool:
+        """Does the file have a key that first came to the chart in release ``minor`` or later
+        (so it was written for such a chart)?"""
+        if self.newest is None:
+            return False
+        first = chartkeys.chart_keys()[1][self.newest][0]
+        return tuple(int(x) for x in chartkeys.minor(first).split(".")) >= tuple(int(x) for x in minor.lstrip("v").split("."))
 
     def ignored_then(self, dotted: str) -> str:
         """Why an older release's key (one a wildcard rule moves) is not moved: the file has a key
@@ -112,7 +120,7 @@ class _Importer:
             if parts is not None:
                 self.pending += [("nfd.repository", parts[0], dotted, chartkeys.NFD_IMAGE_WHY), ("nfd.image", parts[1], dotted, chartkeys.NFD_IMAGE_WHY)]
                 del node[key]
-            elif chartkeys.runtime_unread(dotted, node[key]):
+            elif chartkeys.runtime_unread(dotted, node[key]) and self.written_since("v1.9"):
                 self.dropped.append((dotted, chartkeys.DEFAULT_RUNTIME_UNREAD))
                 del node[key]
             elif move is not None and move.to is not None:
@@ -193,6 +201,12 @@ def _driver_args(doc: Any, notes: list[tuple[str, str]]) -> None:
     if not args:
         del driver["args"]
     notes.append(("driver.args", "the leading `init` is taken out: gpu-render runs `nvidia-driver init` before driver.args, where the operator runs driver.args in its place"))
+
+
+def _truthy(value: Any) -> bool:
+    """True as helm reads it (YAML 1.1; the chart prints the value unquoted into the ClusterPolicy):
+    ``true``, and ``'true'``, ``yes``, ``on`` that the round trip keeps as strings."""
+    return value is True or (isinstance(value, str) and value.lower() in ("true", "yes", "on"))
 
 
 def _newest_key(doc: Any) -> str | None:

@@ -30,7 +30,7 @@ OPERATOR_ONLY: dict[str, str] = {
     "/extraObjects": "the chart's extra Helm-templated manifests are not rendered; use overlays/<cluster>/patches",
     "/driver/nvidiaDriverCRD": "no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver",
     "/driver/useNvidiaDriverCRD": "no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver",
-    "/driver/useOpenKernelModules": "deprecated and ignored upstream too; use driver.kernelModuleType",
+    "/driver/useOpenKernelModules": "read by charts 23.9 to 24.9 only (the open kernel modules); the operator reads driver.kernelModuleType since v25.3: use it",
     "/cdi/default": "deprecated and ignored upstream too",
     "/driver/upgradePolicy/waitForCompletion": "the upgrade controller is part of the operator; the DaemonSet controller and k8s-driver-manager do not wait for jobs (GPU pods are evicted after gpuPodDeletion.timeoutSeconds)",
 }
@@ -41,7 +41,7 @@ _POD_DELETION = "the NVIDIADriver spelling of gpuPodDeletion, read by the operat
 COMPATIBILITY: dict[str, str] = {
     "/cluster/name": "a cluster's name is its overlay folder's name (the fleet base is 'fleet'); the value written here is replaced",
     "/dcgm/hostPort": "deprecated in the ClusterPolicy and ignored by the operator: the host engine listens on 5555 inside the pod network",
-    "/nodePools/*/driver/useOpenKernelModules": "deprecated and ignored upstream too; use kernelModuleType",
+    "/nodePools/*/driver/useOpenKernelModules": "an NVIDIADriver field of charts 23.9 to 24.9 only; the operator reads kernelModuleType since v25.3: use it",
     "/driver/startupProbe/successThreshold": _STARTUP_SUCCESS,
     "/nodePools/*/driver/startupProbe/successThreshold": _STARTUP_SUCCESS,
     "/driver/livenessProbe": _NIL_PROBE.format("liveness"),

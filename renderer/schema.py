@@ -534,7 +534,7 @@ def _moved_inside(located: Located, section: str) -> list[Problem]:
             message = f"{move.pattern!r} is {move.to!r} in a gpu-render policy: here it would be ignored"
             hint = f"move it to {move.to}: {move.why}; gpu-render import-operator-values moves it"
             if chartkeys.runtime_unread(move.pattern, value):
-                message = f"{move.pattern!r} is not read by gpu-render (nor by the operator since v1.9)"
+                message = f"{move.pattern!r} is not read here: a gpu-render policy names the runtime in {move.to!r}"
                 hint = f"remove it: {chartkeys.DEFAULT_RUNTIME_UNREAD}"
             out.append(Problem(file, line, col, where, message, hint=hint, code="chart-key-moved"))
     return out

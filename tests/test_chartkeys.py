@@ -163,7 +163,7 @@ def test_the_charts_default_runtime_is_removed_not_moved() -> None:
     the operator has not read it since v1.9 (it finds the runtime on the GPU nodes, containerd
     when it cannot tell): moved, it made the toolkit configure Docker on containerd nodes. Another
     value is taken as what the nodes run."""
-    data, result = _import("operator:\n  defaultRuntime: docker\n")
+    data, result = _import("operator:\n  defaultRuntime: docker\ngfd:\n  enabled: true\n")  # gfd.enabled: chart 22.9 on
     assert "containerRuntime" not in data["cluster"]
     assert [k for k, why in result.dropped if "not read since v1.9" in why] == ["operator.defaultRuntime"]
     p = plan(Inputs(yamlio.dump(data).encode(), "values.yaml"))
@@ -173,6 +173,9 @@ def test_the_charts_default_runtime_is_removed_not_moved() -> None:
     assert refused[0].hint.startswith("remove it: docker is the chart's default") and "cluster.containerRuntime: docker" in refused[0].hint
     data, result = _import("operator:\n  defaultRuntime: crio\n")
     assert data["cluster"]["containerRuntime"] == "crio" and [m[0] for m in result.moved] == ["operator.defaultRuntime"]
+    # a file of charts up to 1.8 (the operator read it then), or one saying nothing else: docker is meant
+    data, _ = _import("operator:\n  defaultRuntime: docker\ndriver:\n  tolerations: []\n")
+    assert data["cluster"]["containerRuntime"] == "docker"
 
 
 def test_open_kernel_modules_of_a_24_9_file_become_the_kernel_module_type() -> None:
@@ -183,8 +186,13 @@ def test_open_kernel_modules_of_a_24_9_file_become_the_kernel_module_type() -> N
     assert data["driver"] == {"kernelModuleType": "open"} and [m[:2] for m in result.moved] == [("driver.useOpenKernelModules", "driver.kernelModuleType")]
     data, result = _import("driver:\n  useOpenKernelModules: false\n")
     assert "driver" not in data and [k for k, _ in result.dropped] == ["driver.useOpenKernelModules"]
+    data, result = _import("driver:\n  useOpenKernelModules: 'true'\n")  # helm read the string as true there
+    assert data["driver"] == {"kernelModuleType": "open"}
+    data, result = _import("driver:\n  useOpenKernelModules: true\ncdi:\n  enabled: true\n")
+    assert data["driver"] == {"kernelModuleType": "open"}
+    # kernelModuleType (25.3 on) beside it: a file of a chart that ignored it
     data, result = _import("driver:\n  useOpenKernelModules: true\n  kernelModuleType: proprietary\n")
-    assert data["driver"] == {"kernelModuleType": "proprietary"} and "already set" in dict(result.dropped)["driver.useOpenKernelModules"]
+    assert data["driver"] == {"kernelModuleType": "proprietary"} and [k for k, _ in result.dropped] == ["driver.useOpenKernelModules"]
 
 
 def test_older_keys_beside_later_ones_are_removed_not_moved() -> None:

@@ -86,18 +86,24 @@ def test_a_host_root_in_env_is_warned_about_with_a_root_fs() -> None:
     pool = {**UBUNTU, "driver": {"env": [{"name": "HOST_ROOT", "value": "/y"}]}}
     values = {"nodePools": [pool], "devicePlugin": {"env": [{"name": "A", "value": "1"}, {"name": "HOST_ROOT", "value": "/x"}]}}
     assert not [p for p in _problems(values) if p[2] == "host-root-env"]  # rootFS at /: both keep it
-    found = _problems({**values, "hostPaths": {"rootFS": "/host-root"}})
-    assert [p for p in found if p[2] == "host-root-env"] == [
+    rooted = {**values, "hostPaths": {"rootFS": "/host-root"}, "operator": {"env": [{"name": "HOST_ROOT", "value": "/z"}]}}
+    found = _problems(rooted)
+    assert [p for p in found if p[2] == "host-root-env"] == [  # not operator.env: nothing renders it
         ("warning", "/devicePlugin/env/1", "host-root-env"),
         ("warning", "/nodePools/0/driver/env/0", "host-root-env"),
     ]
+    objs = objects(resolve(rooted, "fleet"))  # what the warning says: rootFS over the written value
+    for component, written in (("device-plugin", "/x"), ("driver", "/y")):
+        pod = next(o for o in objs[component] if o["kind"] == "DaemonSet")["spec"]["template"]["spec"]
+        values_of = {e.get("value") for c in pod["containers"] for e in c.get("env", []) if e["name"] == "HOST_ROOT"}
+        assert "/host-root" in values_of and written not in values_of, (component, values_of)
 
 
 def test_an_nfd_image_older_than_the_rendered_flags_is_warned_about() -> None:
-    """nfd-worker before v0.18 has no -port (v0.17: -metrics, -grpc-health) and serves no
-    /healthz; v0.14 has no -owner-refs either: such an nfd.version (an older chart's NFD image
-    tag, which the importer keeps) starts pods that exit at once."""
-    for version, warned in (("v0.14.2", True), ("v0.17.3", True), ("v0.18.0", False), ("v0.19.0-rc.1", False), ("sha256:" + "0" * 64, False)):
+    """nfd-worker before v0.19 has no -owner-refs (v0.18: -no-owner-refs only; the v26.3 chart's
+    NFD is v0.18.3), before v0.18 no -port (v0.17: -metrics, -grpc-health) and no /healthz: such
+    an nfd.version (an older chart's NFD image tag, which the importer keeps) starts pods that exit."""
+    for version, warned in (("v0.14.2", True), ("v0.17.3", True), ("v0.18.3", True), ("v0.19.0", False), ("v0.19.0-rc.1", False), ("sha256:" + "0" * 64, False)):
         found = [p for p in _problems({"nodePools": [UBUNTU], "nfd": {"version": version}}) if p[2] == "nfd-version"]
         assert found == ([("warning", "/nfd/version", "nfd-version")] if warned else []), version
     assert not [p for p in _problems({"nodePools": [UBUNTU], "nfd": {"enabled": False, "version": "v0.14.2"}}) if p[2] == "nfd-version"]
@@ -125,6 +131,13 @@ def test_a_drop_in_host_path_in_the_toolkit_env_is_warned_about() -> None:
     assert not [p for p in _problems({"nodePools": [UBUNTU], "toolkit": {"env": same}}) if p[2] == "drop-in-host-path"]
     docker = {"nodePools": [UBUNTU], "cluster": {"containerRuntime": "docker"}, "toolkit": {"env": env}}
     assert not [p for p in _problems(docker) if p[2] == "drop-in-host-path"]  # no drop-in on Docker
+    # a pool's own runtime or runtime files, or NRI mode (v26.7 sets no drop-in): the value may stand
+    for values in (
+        {"nodePools": [{**UBUNTU, "runtime": "crio"}], "toolkit": {"env": env}},
+        {"nodePools": [{**UBUNTU, "runtimeConfig": {"dropInConfig": "/x/99.toml"}}], "toolkit": {"env": env}},
+        {"nodePools": [UBUNTU], "cdi": {"enabled": True, "nriPluginEnabled": True}, "toolkit": {"env": env}},
+    ):
+        assert not [p for p in _problems(values) if p[2] == "drop-in-host-path"], values
 
 
 def test_config_data_without_create_is_warned_about() -> None:
