@@ -151,3 +151,14 @@ def test_config_data_without_create_is_warned_about() -> None:
     values["devicePlugin"]["config"]["create"] = True
     values["dcgmExporter"]["config"]["create"] = True
     assert not [p for p in _problems(values) if p[2] == "config-data-unused"]
+
+
+def test_the_dra_plugin_keeps_its_own_host_root_whatever_the_root_fs() -> None:
+    """The operator's state-dra-driver manifest sets HOST_ROOT=/host (where it mounts host-root)
+    in the gpus plugin, and no ClusterPolicy transform rewrites it: hostPaths.rootFS moves only
+    the volume."""
+    values = {"nodePools": [{**UBUNTU, "resourceAllocation": "dra"}], "hostPaths": {"rootFS": "/hr"}}
+    pod = next(o for o in objects(resolve(values, "fleet"))["dra-driver"] if o["kind"] == "DaemonSet")["spec"]["template"]["spec"]
+    gpus = next(c for c in pod["containers"] if c["name"] == "gpus")
+    assert [e["value"] for e in gpus["env"] if e["name"] == "HOST_ROOT"] == ["/host"]
+    assert {"name": "host-root", "hostPath": {"path": "/hr"}} in pod["volumes"]

@@ -397,12 +397,16 @@ def daemonset(
     extra_labels: dict[str, str] | None = None,
     stable_pod_labels: bool = False,
     common_annotations_win: bool = False,
+    host_root: bool = True,
 ) -> Obj:
     """A DaemonSet with the common ``daemonsets.*`` settings applied.
 
     ``stable_pod_labels`` keeps release-bearing labels (``helm.sh/chart``, ...) off the pod
     template, for DaemonSets whose pods must not restart on a mere chart bump (the driver).
     ``hostPaths.rootFS`` is applied (``HOST_ROOT`` env) to every container.
+    ``host_root``: False for a pod whose ``HOST_ROOT`` values are its own, whatever
+    ``hostPaths.rootFS`` says (the DRA kubelet plugin: the operator's state-dra-driver manifest
+    fixes ``/`` and ``/host``, and no ClusterPolicy transform touches it).
     ``common_annotations_win``: ``daemonsets.annotations`` over
     ``pod_annotations`` on a shared key (else the other way round).
     """
@@ -426,7 +430,8 @@ def daemonset(
         annotations = dict(common.get("annotations") or {})
         annotations.update(pod_annotations or {})
     spec = clone(pod_spec)  # JSON data: clone is several times faster than deepcopy
-    apply_host_root(spec, model)
+    if host_root:
+        apply_host_root(spec, model)
     spec.setdefault("affinity", deploy_affinity(operand))
     if operand in DEVICE_PLUGIN_OPERANDS and model.dra:
         from renderer.components import dra_common  # imports this module

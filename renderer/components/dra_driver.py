@@ -337,7 +337,7 @@ def kubelet_plugin(model: Model) -> Obj:
             *c.host_root_volumes(model),
         ],
     }
-    ds = c.daemonset(PLUGIN, model, operand=d.DRIVER_LABEL, pod_spec=pod, section=section(model), component="kubelet-plugin")
+    ds = c.daemonset(PLUGIN, model, operand=d.DRIVER_LABEL, pod_spec=pod, section=section(model), component="kubelet-plugin", host_root=False)
     spec = ds["spec"]["template"]["spec"]
     if "priorityClassName" not in spec:
         spec["priorityClassName"] = "system-node-critical"
