@@ -340,12 +340,12 @@ def get_env(env: list[Obj], name: str) -> str | None:
     return None
 
 
-def apply_host_root(pod: Obj, model: Model) -> None:
+def apply_host_root(pod: Obj, model: Model, enabled: bool = True) -> None:
     """``HOST_ROOT`` on every container when ``hostPaths.rootFS`` is not ``/``. The operator's
     transformHostRootVolume sets it only in pods that mount the host's root (docs/fidelity.md:
     here in every operand pod, where the images that do not mount it never read it)."""
     root = host_root(model)
-    if root == "/":
+    if root == "/" or not enabled:
         return
     for ctr in [*pod.get("initContainers", []), *pod.get("containers", [])]:
         set_env(ctr.setdefault("env", []), "HOST_ROOT", root)
@@ -430,8 +430,7 @@ def daemonset(
         annotations = dict(common.get("annotations") or {})
         annotations.update(pod_annotations or {})
     spec = clone(pod_spec)  # JSON data: clone is several times faster than deepcopy
-    if host_root:
-        apply_host_root(spec, model)
+    apply_host_root(spec, model, host_root)
     spec.setdefault("affinity", deploy_affinity(operand))
     if operand in DEVICE_PLUGIN_OPERANDS and model.dra:
         from renderer.components import dra_common  # imports this module
