@@ -18,6 +18,7 @@ lists are removed by the importer with that reason.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -70,9 +71,21 @@ BY_VALUE: dict[str, tuple[str, str]] = {
 table shows them."""
 
 
-def runtime_unread(key: str, value: object) -> bool:
-    """Is ``key: value`` the chart's unread default runtime (removed, not moved)?"""
-    return key == DEFAULT_RUNTIME and value == CHART_DEFAULT_RUNTIME
+def by_value(key: str, value: object, written_since: Callable[[str], bool]) -> tuple[str | None, object, str] | None:
+    """The rule of a key whose fate depends on its value and on the chart the file was written
+    for (``written_since("v1.9")``: it has a key of that release or later): (destination, or None
+    for removed; the value there; why), or None where :data:`MOVES` and :func:`fate` decide."""
+    if key == DEFAULT_RUNTIME and value == CHART_DEFAULT_RUNTIME and written_since("v1.9"):
+        return None, None, DEFAULT_RUNTIME_UNREAD
+    if key == OPEN_MODULES and _truthy(value) and not written_since("v25.3"):
+        return "driver.kernelModuleType", "open", OPEN_MODULES_WHY
+    return None
+
+
+def _truthy(value: object) -> bool:
+    """True as helm reads it (YAML 1.1; the chart prints the value unquoted into the ClusterPolicy):
+    ``true``, and ``'true'``, ``yes``, ``on`` that the importer's round trip keeps as strings."""
+    return value is True or (isinstance(value, str) and value.lower() in ("true", "yes", "on"))
 
 
 MOVES: tuple[Move, ...] = (

@@ -68,6 +68,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += default_config_name_rules(located)
     problems += nri_rules(located, values)
     problems += config_map_keys_rules(located)
+    problems += operand_args(located)
     problems += host_root_env(located)
     problems += nfd_version_rules(located, values)
     problems += drop_in_host_path_rules(located, values)
@@ -639,7 +640,7 @@ def pool_rules(located: Located, defaulted: dict[str, Any] | None = None) -> lis
 def validator_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
     """Where the validator's settings differ from what the operator's would run: its retired
     image, its args in place of the idle loop."""
-    return [*retired_validator_image(located, values), *validator_args(located), *operand_args(located)]
+    return [*retired_validator_image(located, values), *validator_args(located)]
 
 
 OPERAND_ARGS = (
@@ -717,20 +718,30 @@ def drop_in_host_path_rules(located: Located, values: dict[str, Any]) -> list[Pr
         return []  # a pool's own runtime or files, or NRI mode (no drop-in set): the value may stand
     named = {str(e.get("name")): e.get("value") for e in env if isinstance(e, dict)}
     drop_in = str(named.get("RUNTIME_DROP_IN_CONFIG") or DEFAULTS[runtime]["dropInConfig"])
-    out: list[Problem] = []
-    for index, item in enumerate(env):
-        if isinstance(item, dict) and item.get("name") == "RUNTIME_DROP_IN_CONFIG_HOST_PATH" and item.get("value") != drop_in:
-            out.append(
-                _problem(
-                    located,
-                    f"/toolkit/env/{index}",
-                    f"RUNTIME_DROP_IN_CONFIG_HOST_PATH is set to the drop-in file the toolkit writes, {drop_in} (from RUNTIME_DROP_IN_CONFIG or the {runtime} default), over this value, as the operator does",
-                    "name the host's drop-in file in RUNTIME_DROP_IN_CONFIG and remove RUNTIME_DROP_IN_CONFIG_HOST_PATH",
-                    "drop-in-host-path",
-                    Severity.WARNING,
-                )
-            )
-    return out
+    return [
+        _problem(
+            located,
+            pointer,
+            f"RUNTIME_DROP_IN_CONFIG_HOST_PATH is set to the drop-in file the toolkit writes, {drop_in} (from RUNTIME_DROP_IN_CONFIG or the {runtime} default), over this value, as the operator does",
+            "name the host's drop-in file in RUNTIME_DROP_IN_CONFIG and remove RUNTIME_DROP_IN_CONFIG_HOST_PATH",
+            "drop-in-host-path",
+            Severity.WARNING,
+        )
+        for pointer, item in _env_entries(located, ("/toolkit/env",), "RUNTIME_DROP_IN_CONFIG_HOST_PATH")
+        if item.get("value") != drop_in
+    ]
+
+
+def _env_entries(located: Located, patterns: tuple[str, ...], name: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(pointer, entry) of each env entry called ``name`` in the lists at ``patterns`` (envfrom's
+    table pointers, ``*`` for any list item)."""
+    from renderer.envfrom import _expand
+
+    for pattern in patterns:
+        for pointer, env in _expand(located.data, pattern):
+            for index, item in enumerate(env if isinstance(env, list) else []):
+                if isinstance(item, dict) and item.get("name") == name:
+                    yield f"{pointer}/{index}", item
 
 
 def host_root_env(located: Located) -> list[Problem]:
@@ -742,25 +753,19 @@ def host_root_env(located: Located) -> list[Problem]:
     root = host_paths.get("rootFS") if isinstance(host_paths, dict) else None
     if not isinstance(root, str) or root in ("", "/"):
         return []
-    from renderer.envfrom import _expand, checked_pointers
+    from renderer.envfrom import checked_pointers
 
-    out: list[Problem] = []
-    for pattern in checked_pointers():  # the operands' env lists (no Deployment's: HOST_ROOT is set on DaemonSets)
-        for pointer, env in _expand(located.data, pattern):
-            for index, item in enumerate(env if isinstance(env, list) else []):
-                if not (isinstance(item, dict) and item.get("name") == "HOST_ROOT"):
-                    continue
-                out.append(
-                    _problem(
-                        located,
-                        f"{pointer}/{index}",
-                        f"HOST_ROOT differs from the operator's: it keeps this value on the container, gpu-render sets hostPaths.rootFS ({root}) in its place",
-                        "set the host's root in hostPaths.rootFS only, or leave hostPaths.rootFS at / to keep this HOST_ROOT",
-                        "host-root-env",
-                        Severity.WARNING,
-                    )
-                )
-    return out
+    return [
+        _problem(
+            located,
+            pointer,
+            f"HOST_ROOT differs from the operator's: it keeps this value on the container, gpu-render sets hostPaths.rootFS ({root}) in its place",
+            "set the host's root in hostPaths.rootFS only, or leave hostPaths.rootFS at / to keep this HOST_ROOT",
+            "host-root-env",
+            Severity.WARNING,
+        )
+        for pointer, _ in _env_entries(located, checked_pointers(), "HOST_ROOT")  # the operands' lists (no Deployment's)
+    ]
 
 
 def validator_args(located: Located) -> list[Problem]:

@@ -48,8 +48,9 @@ class _Importer:
         self.moved: list[tuple[str, str, str]] = []
         self.notes: list[tuple[str, str]] = []
         self.pending: list[tuple[str, Any, str, str]] = []  # (to, value, from, why)
-        self.newest: str | None = None
-        """The file's key that came last to the chart (:func:`_newest_key`)."""
+        self.newest: tuple[int, str] | None = None
+        """The file's key that came last to the chart, with its first release's index
+        (:func:`_newest_key`)."""
 
     def walk(self, node: Any, prefix: str) -> None:
         from ruamel.yaml.comments import CommentedMap
@@ -75,9 +76,7 @@ class _Importer:
                 continue
             if status == "refused":
                 continue  # left for validate to report at its place
-            if dotted == chartkeys.OPEN_MODULES and _truthy(value) and not self.written_since("v25.3"):  # what it meant then
-                self.pending.append(("driver.kernelModuleType", "open", dotted, chartkeys.OPEN_MODULES_WHY))
-                del node[key]
+            if self.by_value(node, key, dotted):
                 continue
             if status == "removed" and isinstance(value, CommentedMap):
                 self.extract(value, dotted)  # e.g. node-feature-discovery.worker.tolerations
@@ -90,26 +89,38 @@ class _Importer:
                 self.dropped.append((dotted, f"{why}: {', '.join(left)}" if left else why))
             del node[key]
 
-    def written_since(self, minor: str) -> bool:
-        """Does the file have a key that first came to the chart in release ``minor`` or later
-        (so it was written for such a chart)?"""
-        if self.newest is None:
+    def by_value(self, node: Any, key: Any, dotted: str) -> bool:
+        """Apply :func:`chartkeys.by_value` to ``node[key]``: True when it decided (the key is
+        taken out, moved or removed)."""
+        rule = chartkeys.by_value(dotted, node[key], self.written_since)
+        if rule is None:
             return False
-        first = chartkeys.chart_keys()[1][self.newest][0]
-        return tuple(int(x) for x in chartkeys.minor(first).split(".")) >= tuple(int(x) for x in minor.lstrip("v").split("."))
+        to, value, why = rule
+        if to is None:
+            self.dropped.append((dotted, why))
+        else:
+            self.pending.append((to, value, dotted, why))
+        del node[key]
+        return True
+
+    def written_since(self, minor: str) -> bool:
+        """Does the file have a key that first came to the chart in release ``minor`` (``v25.3``)
+        or later (so it was written for such a chart)?"""
+        releases = chartkeys.chart_keys()[0]
+        return self.newest is not None and _minor(releases[self.newest[0]]) >= _minor(minor)
 
     def ignored_then(self, dotted: str) -> str:
         """Why an older release's key (one a wildcard rule moves) is not moved: the file has a key
         first in a release after that key's last (it was written for a chart without the key),
         or "" when it has none."""
-        if chartkeys.find_move(dotted, wildcards=False) is not None:
+        if self.newest is None or chartkeys.find_move(dotted, wildcards=False) is not None:
             return ""
         releases, keys = chartkeys.chart_keys()
         span = keys.get(dotted)
-        if span is None or self.newest is None or releases.index(span[1]) >= releases.index(keys[self.newest][0]):
+        if span is None or releases.index(span[1]) >= self.newest[0]:
             return ""
-        first, last, since = (chartkeys.minor(r) for r in (span[0], span[1], keys[self.newest][0]))
-        return f"a key of charts {first} to {last}, and this file has {self.newest} (chart {since} on)"
+        first, last, since = (chartkeys.minor(r) for r in (span[0], span[1], releases[self.newest[0]]))
+        return f"a key of charts {first} to {last}, and this file has {self.newest[1]} (chart {since} on)"
 
     def extract(self, node: Any, prefix: str) -> None:
         """Take out of a removed subtree the keys a rule names exactly (they move)."""
@@ -120,9 +131,8 @@ class _Importer:
             if parts is not None:
                 self.pending += [("nfd.repository", parts[0], dotted, chartkeys.NFD_IMAGE_WHY), ("nfd.image", parts[1], dotted, chartkeys.NFD_IMAGE_WHY)]
                 del node[key]
-            elif chartkeys.runtime_unread(dotted, node[key]) and self.written_since("v1.9"):
-                self.dropped.append((dotted, chartkeys.DEFAULT_RUNTIME_UNREAD))
-                del node[key]
+            elif self.by_value(node, key, dotted):
+                pass
             elif move is not None and move.to is not None:
                 self.pending.append((move.to, node[key], dotted, move.why))
                 del node[key]
@@ -203,15 +213,14 @@ def _driver_args(doc: Any, notes: list[tuple[str, str]]) -> None:
     notes.append(("driver.args", "the leading `init` is taken out: gpu-render runs `nvidia-driver init` before driver.args, where the operator runs driver.args in its place"))
 
 
-def _truthy(value: Any) -> bool:
-    """True as helm reads it (YAML 1.1; the chart prints the value unquoted into the ClusterPolicy):
-    ``true``, and ``'true'``, ``yes``, ``on`` that the round trip keeps as strings."""
-    return value is True or (isinstance(value, str) and value.lower() in ("true", "yes", "on"))
+def _minor(tag: str) -> tuple[int, ...]:
+    """``v25.3.4`` or ``v25.3`` -> (25, 3)."""
+    return tuple(int(x) for x in chartkeys.minor(tag).split("."))
 
 
-def _newest_key(doc: Any) -> str | None:
+def _newest_key(doc: Any) -> tuple[int, str] | None:
     """The chart key of ``doc`` whose first release is the newest (the file was written for that
-    release or a later one), or None when it has no chart key."""
+    release or a later one), with that release's index, or None when it has no chart key."""
     releases, keys = chartkeys.chart_keys()
     order = {r: i for i, r in enumerate(releases)}
     best: tuple[int, str] | None = None
@@ -225,7 +234,7 @@ def _newest_key(doc: Any) -> str | None:
                 best = (order[span[0]], dotted)
             if hasattr(value, "items"):
                 stack.append((value, dotted))
-    return None if best is None else best[1]
+    return best
 
 
 def import_values(raw: bytes, path: str) -> Imported:

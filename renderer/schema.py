@@ -533,9 +533,10 @@ def _moved_inside(located: Located, section: str) -> list[Problem]:
             file, line, col = located.locate(where, key=True)
             message = f"{move.pattern!r} is {move.to!r} in a gpu-render policy: here it would be ignored"
             hint = f"move it to {move.to}: {move.why}; gpu-render import-operator-values moves it"
-            if chartkeys.runtime_unread(move.pattern, value):
+            rule = chartkeys.by_value(move.pattern, value, lambda _: True)  # a policy is of the newest chart
+            if rule is not None and rule[0] is None:
                 message = f"{move.pattern!r} is not read here: a gpu-render policy names the runtime in {move.to!r}"
-                hint = f"remove it: {chartkeys.DEFAULT_RUNTIME_UNREAD}"
+                hint = f"remove it: {rule[2]}"
             out.append(Problem(file, line, col, where, message, hint=hint, code="chart-key-moved"))
     return out
 
