@@ -98,6 +98,25 @@ def test_import_operator_values_upstream(in_tmp: Path, run_cli) -> None:  # type
     assert run_cli("import-operator-values", str(upstream), "-o", "values.yaml").exit_code == 1
 
 
+def test_import_fails_when_the_imported_policy_does_not_validate(in_tmp: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    # a Terraform placeholder taken as written is no image tag: the policy is written (for the
+    # user to fix), its error printed at its place in it, and the import exits 1
+    source = ROOT / "tests" / "corpus" / "aks-terraform-placeholder-refused.yaml"
+    result = run_cli("import-operator-values", str(source), "-o", "policy.yaml")
+    assert result.exit_code == 1, result.output
+    assert (in_tmp / "policy.yaml").is_file()
+    assert "policy.yaml:23:12: /driver/version: '${driver_version}' is not a valid image version" in result.stderr
+    assert "gpu-render validate --values policy.yaml" in result.stderr
+    # to stdout: the policy printed whole, its problems placed in it
+    result = run_cli("import-operator-values", str(source))
+    assert result.exit_code == 1 and "version: ${driver_version}" in result.stdout
+    assert "<stdout>:23:12: /driver/version" in result.stderr
+    # a file that imports clean exits 0 and prints no problem
+    result = run_cli("import-operator-values", str(ROOT / "tests" / "corpus" / "aks-rtxpro6000-tainted.yaml"), "-o", "clean.yaml")
+    assert result.exit_code == 0, result.stderr
+    assert "error(s)" not in result.stderr
+
+
 def test_upstream_values_file_is_usable_after_import(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # unchanged it lacks the node pools its enabled driver needs (an error with a hint); imported, it validates
     result = run_cli("validate", "--values", str(DATA / "gpu-operator" / "values.yaml"), "--overlays", "none")
