@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from renderer import noeffect
 from renderer.merge import Located
 from renderer.noeffect import NO_EFFECT, OPERATOR_ONLY
 from renderer.problems import Problem, Severity, pointer_of
@@ -264,7 +265,7 @@ def _unknown_key(err: Any, path: list[Any], key: str, located: Located) -> Probl
     if not ignored and not path and elsewhere:  # a section's key written at the top (`tolerations`)
         ignored = _chart_key(chart_path, moved=False, top=True)
     placed = "; ".join(h for h in (elsewhere, ignored) if h) if elsewhere else ""
-    hint = same_case or _chart_key(chart_path, moved=True) or placed or _did_you_mean(key, known) or ignored
+    hint = same_case or _chart_key(chart_path, moved=True) or placed or _did_you_mean(key, known, path) or ignored
     return Problem(file, line, col, pointer, f"unknown key {key!r}", hint=hint, code="unknown-key")
 
 
@@ -332,18 +333,29 @@ def _inflected(word: str, choice: str) -> bool:
     return long != short and long.startswith(short) and long[len(short) :] in ("d", "s", "ed", "es")
 
 
-def _did_you_mean(word: str, choices: list[str]) -> str:
-    """The closest choice: same spelling in another case first, then difflib's best."""
+def _did_you_mean(word: str, choices: list[str], where: list[Any] | None = None) -> str:
+    """The closest choice: same spelling in another case first, then difflib's best. With
+    ``where`` (the path of the section the choices are keys of), a choice that has no effect
+    there says so and why (``useOpenKmods`` is near ``useOpenKernelModules``, which the
+    operator no longer reads): the hint never sends the user to a key that would do nothing."""
+    choice = _closest(word, choices)
+    if choice is None:
+        return ""
+    why = None if where is None else noeffect.reason(pointer_of([*where, choice]))
+    return f"did you mean {choice!r}?" + (f" That key has no effect: {why}" if why else "")
+
+
+def _closest(word: str, choices: list[str]) -> str | None:
     for choice in choices:
         if choice.lower() == word.lower():
-            return f"did you mean {choice!r}?"
+            return choice
     import difflib  # only when a key is unknown
 
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     if not close:
         folded = {c.lower(): c for c in choices}
         close = [folded[c] for c in difflib.get_close_matches(word.lower(), list(folded), n=1, cutoff=0.6)]
-    return f"did you mean {close[0]!r}?" if close else ""
+    return close[0] if close else None
 
 
 def _explain(err: Any) -> tuple[str, str]:

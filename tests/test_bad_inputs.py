@@ -32,6 +32,11 @@ CASES = [
     # before the other sections that have `enable`
     ("unknown-key-inflected", "driver:\n  enable: true\n", None,
      ["values.yaml:2:3: /driver/enable: unknown key 'enable' (did you mean 'enabled'?)"]),
+    # a near spelling of a key that has no effect says so: the hint never sends the user to a
+    # key that would do nothing
+    ("unknown-key-near-a-no-effect-key", "driver:\n  useOpenKmods: true\n", None,
+     ["values.yaml:2:3: /driver/useOpenKmods: unknown key 'useOpenKmods' (did you mean 'useOpenKernelModules'? That key has no effect: read by charts "
+      "23.9 to 24.9 only (the open kernel modules); the operator reads driver.kernelModuleType since v25.3: use it)"]),
     ("unknown-key-wrong-case", "DevicePlugin: {}\n", None,
      ["values.yaml:1:1: /DevicePlugin: unknown key 'DevicePlugin' (did you mean 'devicePlugin'?)"]),
     ("unknown-keys-all-reported", "driver:\n  foo: 1\n  bar: 2\n", None,
