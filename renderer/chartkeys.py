@@ -63,9 +63,38 @@ OPEN_MODULES_WHY = (
 the chart's default, is removed as the operator's compatibility key)."""
 
 
+DRIVER_CRD = "driver.nvidiaDriverCRD"
+EXTERNAL_DRIVERS_WHY = (
+    "with driver.nvidiaDriverCRD.enabled and deployDefaultCR false the chart deploys no driver of its values:"
+    " the ClusterPolicy leaves the driver to NVIDIADriver resources (useNvidiaDriverCRD) and the chart makes"
+    " none, so the drivers are the NVIDIADriver resources created beside it, which a values file does not hold"
+)
+"""Why such a file's ``driver.nvidiaDriverCRD`` is kept for ``validate`` to refuse (gpu-render would
+deploy the driver of ``driver.*`` on every pool)."""
+
+
+def external_drivers(driver: object) -> bool:
+    """Does a ``driver`` section leave every driver to NVIDIADriver resources made outside the chart
+    (``nvidiaDriverCRD.enabled`` with ``deployDefaultCR: false``, the driver enabled)? As helm reads
+    the values: ``deployDefaultCR`` defaults to true and ``driver.enabled`` to true."""
+    if not hasattr(driver, "get"):
+        return False
+    crd = driver.get("nvidiaDriverCRD")
+    if not hasattr(crd, "get") or not _truthy(crd.get("enabled")):
+        return False
+    return _falsy(crd.get("deployDefaultCR", True)) and not _falsy(driver.get("enabled", True))
+
+
+def kept(key: str, parent: object) -> bool:
+    """A chart key the importer would remove but keeps, for ``validate`` to refuse at its place: its
+    removal would deploy something the operator did not (:func:`external_drivers`)."""
+    return key == DRIVER_CRD and external_drivers(parent)
+
+
 BY_VALUE: dict[str, tuple[str, str]] = {
     DEFAULT_RUNTIME: ("moved to `cluster.containerRuntime`; `docker` removed", DEFAULT_RUNTIME_UNREAD),
     OPEN_MODULES: ("`true`: `driver.kernelModuleType: open`; `false` removed", OPEN_MODULES_WHY),
+    f"{DRIVER_CRD}.deployDefaultCR": ("`false` beside `enabled: true`: `driver.nvidiaDriverCRD` kept, which `validate` refuses; else removed", EXTERNAL_DRIVERS_WHY),
 }
 """The keys the importer treats by their value (:mod:`renderer.migrate`), as the migration
 table shows them."""
@@ -86,6 +115,11 @@ def _truthy(value: object) -> bool:
     """True as helm reads it (YAML 1.1; the chart prints the value unquoted into the ClusterPolicy):
     ``true``, and ``'true'``, ``yes``, ``on`` that the importer's round trip keeps as strings."""
     return value is True or (isinstance(value, str) and value.lower() in ("true", "yes", "on"))
+
+
+def _falsy(value: object) -> bool:
+    """False as helm reads it, the counterpart of :func:`_truthy`."""
+    return value is False or (isinstance(value, str) and value.lower() in ("false", "no", "off"))
 
 
 MOVES: tuple[Move, ...] = (

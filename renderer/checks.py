@@ -63,6 +63,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += copy_rules(located, values)
     problems += validator_rules(located, values)
     problems += driver_rules(located)
+    problems += driver_crd_rules(located, values)
     problems += scrape_timeout_rules(located, values)
     problems += operator_fallback_rules(located)
     problems += default_config_name_rules(located)
@@ -793,6 +794,48 @@ def driver_rules(located: Located) -> list[Problem]:
     NVIDIADriver-shaped pools render: a leading ``init`` in ``driver.args``, a zero startup
     delay, and sidecar ``args`` the operator never reads."""
     return [*driver_args_init(located), *driver_probe_zero(located), *sidecar_args(located)]
+
+
+def driver_crd_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """Errors where the chart's NVIDIADriver switch changes which nodes get a driver, which
+    gpu-render cannot render (it makes no NVIDIADriver resources: a pool's driver settings are
+    its NVIDIADriver):
+
+    * ``nvidiaDriverCRD.enabled`` with ``deployDefaultCR: false`` (the driver enabled): the chart
+      deploys no driver at all (:func:`renderer.chartkeys.external_drivers`), where gpu-render
+      would deploy the driver of ``driver.*`` on every pool;
+    * with the default NVIDIADriver, a ``nodeSelector``: up to v26.3 the chart gives it to that
+      resource, whose driver then runs only on the nodes that carry those labels; every pool's
+      driver would run on all its nodes here (v26.7 prints no ``nodeSelector`` there: no effect)."""
+    from renderer import chartkeys
+    from renderer.releasegate import has
+
+    driver = located.data.get("driver")
+    if not isinstance(driver, dict):
+        return []
+    if chartkeys.external_drivers(driver):
+        return [
+            _problem(
+                located,
+                "/driver/nvidiaDriverCRD/deployDefaultCR",
+                "driver.nvidiaDriverCRD.enabled with deployDefaultCR false: the GPU Operator deploys no driver from these values, only the NVIDIADriver resources created beside its chart; gpu-render would deploy the driver of driver.* on every node pool",
+                "write each NVIDIADriver as the driver settings of the node pool it selects (nodePools[].driver: version, nodeSelector, ...) and remove driver.nvidiaDriverCRD; or set driver.enabled: false to deploy no driver",
+                "driver-crd-external",
+            )
+        ]
+    crd = driver.get("nvidiaDriverCRD")
+    release = str((values.get("cluster") or {}).get("operatorRelease") or "")
+    if not isinstance(crd, dict) or crd.get("enabled") is not True or not crd.get("nodeSelector") or has(release, "v26.7") or driver.get("enabled") is False:
+        return []
+    return [
+        _problem(
+            located,
+            "/driver/nvidiaDriverCRD/nodeSelector",
+            f"driver.nvidiaDriverCRD.nodeSelector: the {release} chart gives it to the default NVIDIADriver, whose driver then runs only on nodes with these labels; gpu-render renders each node pool's driver on all of that pool's nodes",
+            "give each node pool whose nodes carry these labels them as nodePools[].driver.nodeSelector, list no pool for the other nodes, and remove driver.nvidiaDriverCRD",
+            "driver-crd-node-selector",
+        )
+    ]
 
 
 def driver_args_init(located: Located) -> list[Problem]:

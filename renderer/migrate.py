@@ -74,7 +74,7 @@ class _Importer:
                 if not value:
                     del node[key]
                 continue
-            if status == "refused":
+            if status == "refused" or chartkeys.kept(dotted, node):
                 continue  # left for validate to report at its place
             if self.by_value(node, key, dotted):
                 continue

@@ -22,6 +22,13 @@ def found(values: str, overlay: str | None = None) -> list[str]:
     return [p.format() for p in result.problems]
 
 
+RELEASE_V26_3 = (
+    "values.yaml:4:28: /cluster/operatorRelease: warning: operator release v26.3 deploys its own chart's component versions; gpu-render renders v26.3's objects "
+    "with its default images (the newest release's) where the policy sets no version: driver, driver.manager, toolkit, devicePlugin, dcgmExporter, gfd, migManager, "
+    "validator (pin what that release deploys: driver 580.126.20, driver.manager v0.11.0, toolkit v1.19.1, devicePlugin v0.19.3, dcgmExporter 4.5.3-4.8.2-distroless, "
+    "gfd v0.19.3, migManager v0.14.2, validator v26.3.3 (each as <section>.version))"
+)
+
 CASES = [
     # (id, values, overlay, expected formatted problems)
     ("unknown-top-key", "devicePlugn:\n  enabled: true\n", None,
@@ -37,6 +44,26 @@ CASES = [
     ("unknown-key-near-a-no-effect-key", "driver:\n  useOpenKmods: true\n", None,
      ["values.yaml:2:3: /driver/useOpenKmods: unknown key 'useOpenKmods' (did you mean 'useOpenKernelModules'? That key has no effect: read by charts "
       "23.9 to 24.9 only (the open kernel modules); the operator reads driver.kernelModuleType since v25.3: use it)"]),
+    # the chart deploys no driver of its values (NVIDIADriver resources made beside it do): a
+    # driver per pool here would be a different deployment
+    ("driver-crd-external", POOL + "driver:\n  nvidiaDriverCRD: {enabled: true, deployDefaultCR: false}\n", None,
+     ["values.yaml:5:3: /driver/nvidiaDriverCRD: warning: 'driver.nvidiaDriverCRD' has no effect: no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver",
+      "values.yaml:5:53: /driver/nvidiaDriverCRD/deployDefaultCR: driver.nvidiaDriverCRD.enabled with deployDefaultCR false: the GPU Operator deploys no driver from "
+      "these values, only the NVIDIADriver resources created beside its chart; gpu-render would deploy the driver of driver.* on every node pool (write each "
+      "NVIDIADriver as the driver settings of the node pool it selects (nodePools[].driver: version, nodeSelector, ...) and remove driver.nvidiaDriverCRD; "
+      "or set driver.enabled: false to deploy no driver)"]),
+    # up to v26.3 the default NVIDIADriver carries the nodeSelector: its driver runs on those
+    # nodes only; v26.7 prints none (no effect), nor does a disabled driver deploy anything
+    ("driver-crd-node-selector-v26.3", POOL + "cluster: {operatorRelease: v26.3}\ndriver:\n  nvidiaDriverCRD: {enabled: true, nodeSelector: {gpu-driver: '550'}}\n", None,
+     [RELEASE_V26_3,
+      "values.yaml:6:3: /driver/nvidiaDriverCRD: warning: 'driver.nvidiaDriverCRD' has no effect: no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver",
+      "values.yaml:6:50: /driver/nvidiaDriverCRD/nodeSelector: driver.nvidiaDriverCRD.nodeSelector: the v26.3 chart gives it to the default NVIDIADriver, whose driver "
+      "then runs only on nodes with these labels; gpu-render renders each node pool's driver on all of that pool's nodes (give each node pool whose nodes carry these "
+      "labels them as nodePools[].driver.nodeSelector, list no pool for the other nodes, and remove driver.nvidiaDriverCRD)"]),
+    ("driver-crd-node-selector-v26.7", POOL + "driver:\n  nvidiaDriverCRD: {enabled: true, nodeSelector: {gpu-driver: '550'}}\n", None,
+     ["values.yaml:5:3: /driver/nvidiaDriverCRD: warning: 'driver.nvidiaDriverCRD' has no effect: no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver"]),
+    ("driver-crd-external-driver-off", POOL + "driver:\n  enabled: false\n  nvidiaDriverCRD: {enabled: true, deployDefaultCR: false}\n", None,
+     ["values.yaml:6:3: /driver/nvidiaDriverCRD: warning: 'driver.nvidiaDriverCRD' has no effect: no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver"]),
     ("unknown-key-wrong-case", "DevicePlugin: {}\n", None,
      ["values.yaml:1:1: /DevicePlugin: unknown key 'DevicePlugin' (did you mean 'devicePlugin'?)"]),
     ("unknown-keys-all-reported", "driver:\n  foo: 1\n  bar: 2\n", None,

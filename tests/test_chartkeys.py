@@ -195,6 +195,24 @@ def test_open_kernel_modules_of_a_24_9_file_become_the_kernel_module_type() -> N
     assert data["driver"] == {"kernelModuleType": "proprietary"} and [k for k, _ in result.dropped] == ["driver.useOpenKernelModules"]
 
 
+def test_nvidia_driver_crd_is_kept_where_the_chart_deploys_no_driver() -> None:
+    """With ``deployDefaultCR: false`` the chart deploys no driver of its values (the drivers are
+    NVIDIADriver resources made beside it): the key stays, for validate to refuse; with the
+    default NVIDIADriver (or the driver off) it is removed, as the operator-only key it is."""
+    external = frozenset({"driver-crd-external"})
+    data, result = _import("driver:\n  nvidiaDriverCRD:\n    enabled: true\n    deployDefaultCR: false\n", external)
+    assert data["driver"] == {"nvidiaDriverCRD": {"enabled": True, "deployDefaultCR": False}} and not result.dropped
+    data, _ = _import("driver:\n  nvidiaDriverCRD:\n    enabled: 'true'\n    deployDefaultCR: 'false'\n", frozenset({"schema-type"}))  # helm reads them so
+    assert "nvidiaDriverCRD" in data["driver"]
+    for text in (
+        "driver:\n  nvidiaDriverCRD:\n    enabled: true\n",
+        "driver:\n  nvidiaDriverCRD:\n    enabled: false\n    deployDefaultCR: false\n",
+        "driver:\n  enabled: false\n  nvidiaDriverCRD:\n    enabled: true\n    deployDefaultCR: false\n",
+    ):
+        data, result = _import(text)
+        assert "nvidiaDriverCRD" not in (data.get("driver") or {}) and [k for k, _ in result.dropped] == ["driver.nvidiaDriverCRD"], text
+
+
 def test_older_keys_beside_later_ones_are_removed_not_moved() -> None:
     """`driver.tolerations` (charts 1.3 to 1.7) moves to daemonsets.tolerations in a file of those
     charts; beside `gfd.enabled` (22.9 on) the chart the file was written for ignored it, and
