@@ -64,6 +64,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += validator_rules(located, values)
     problems += driver_rules(located)
     problems += driver_crd_rules(located, values)
+    problems += own_image_rules(located, values)
     problems += scrape_timeout_rules(located, values)
     problems += operator_fallback_rules(located)
     problems += default_config_name_rules(located)
@@ -794,6 +795,48 @@ def driver_rules(located: Located) -> list[Problem]:
     NVIDIADriver-shaped pools render: a leading ``init`` in ``driver.args``, a zero startup
     delay, and sidecar ``args`` the operator never reads."""
     return [*driver_args_init(located), *driver_probe_zero(located), *sidecar_args(located)]
+
+
+def _registry(repository: str) -> str:
+    """The registry host of an image repository (``docker.io`` for a bare path, as the runtime reads it)."""
+    first, slash, _ = repository.partition("/")
+    return first if slash and ("." in first or ":" in first or first == "localhost") else "docker.io"
+
+
+def own_image_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """A warning where the policy moves every image it names to one registry (a mirror, an
+    air-gapped cluster's) but leaves the node labeller's default: that DaemonSet is gpu-render's
+    own (the operator labels the nodes from its controller), so a file written for the operator
+    never names it, and its stock kubectl image would be pulled from a registry the cluster may
+    not reach, the one pod the operator did not have failing to start. At the first repository
+    the policy sets (three at least: one alone says nothing about the rest), other than NVIDIA's
+    own registry."""
+    labeller = values.get("nodeLabeller") or {}
+    written = (located.data.get("nodeLabeller") or {}) if isinstance(located.data.get("nodeLabeller"), dict) else {}
+    if not labeller.get("enabled") or "repository" in written:
+        return []
+    repos: list[tuple[str, str]] = []
+    for key, section in located.data.items():
+        if not isinstance(section, dict) or key == "nodeLabeller":
+            continue
+        for at, node in ((f"/{key}", section), *((f"/{key}/{k}", v) for k, v in section.items() if isinstance(v, dict))):
+            if isinstance(node.get("repository"), str) and node["repository"]:
+                repos.append((f"{at}/repository", node["repository"]))
+    hosts = {_registry(r) for _, r in repos}
+    own = str(labeller.get("repository") or "")
+    if len(repos) < 3 or len(hosts) != 1 or hosts & {_registry(own), "nvcr.io"}:
+        return []  # (nvcr.io: the chart's own registry, which a copied values file names everywhere)
+    image = f"{own}/{labeller.get('image')}:{labeller.get('version')}"
+    return [
+        _problem(
+            located,
+            repos[0][0],
+            f"every image repository the policy sets is on {hosts.pop()}, but the node labeller (gpu-render's own DaemonSet, which seeds the deploy labels the operator's controller sets) pulls {image}",
+            "mirror that image and set nodeLabeller.repository (and imagePullSecrets), or set nodeLabeller.enabled: false where node provisioning sets the deploy labels",
+            "own-image-registry",
+            Severity.WARNING,
+        )
+    ]
 
 
 def driver_crd_rules(located: Located, values: dict[str, Any]) -> list[Problem]:

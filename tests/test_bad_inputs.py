@@ -64,6 +64,16 @@ CASES = [
      ["values.yaml:5:3: /driver/nvidiaDriverCRD: warning: 'driver.nvidiaDriverCRD' has no effect: no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver"]),
     ("driver-crd-external-driver-off", POOL + "driver:\n  enabled: false\n  nvidiaDriverCRD: {enabled: true, deployDefaultCR: false}\n", None,
      ["values.yaml:6:3: /driver/nvidiaDriverCRD: warning: 'driver.nvidiaDriverCRD' has no effect: no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver"]),
+    # every image moved to a mirror but gpu-render's own node labeller: a warning at the first
+    # repository; none once the labeller's is set too (or for NVIDIA's own registry)
+    ("own-image-registry", POOL + "driver: {repository: mirror.example:5000/nvidia}\ntoolkit: {repository: mirror.example:5000/nvidia}\n"
+     "devicePlugin: {repository: mirror.example:5000/nvidia}\n", None,
+     ["values.yaml:4:22: /driver/repository: warning: every image repository the policy sets is on mirror.example:5000, but the node labeller (gpu-render's own "
+      "DaemonSet, which seeds the deploy labels the operator's controller sets) pulls registry.k8s.io/kubectl:v1.35.0 (mirror that image and set "
+      "nodeLabeller.repository (and imagePullSecrets), or set nodeLabeller.enabled: false where node provisioning sets the deploy labels)"]),
+    ("own-image-registry-set", POOL + "driver: {repository: mirror.example:5000/nvidia}\ntoolkit: {repository: mirror.example:5000/nvidia}\n"
+     "devicePlugin: {repository: mirror.example:5000/nvidia}\nnodeLabeller: {repository: mirror.example:5000/k8s}\n", None, []),
+    ("own-image-registry-nvcr", POOL + "driver: {repository: nvcr.io/nvidia}\ntoolkit: {repository: nvcr.io/nvidia/k8s}\ndevicePlugin: {repository: nvcr.io/nvidia}\n", None, []),
     ("unknown-key-wrong-case", "DevicePlugin: {}\n", None,
      ["values.yaml:1:1: /DevicePlugin: unknown key 'DevicePlugin' (did you mean 'devicePlugin'?)"]),
     ("unknown-keys-all-reported", "driver:\n  foo: 1\n  bar: 2\n", None,
