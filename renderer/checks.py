@@ -65,6 +65,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += driver_rules(located)
     problems += driver_crd_rules(located, values)
     problems += own_image_rules(located, values)
+    problems += gpu_present_rules(located)
     problems += scrape_timeout_rules(located, values)
     problems += operator_fallback_rules(located)
     problems += default_config_name_rules(located)
@@ -795,6 +796,27 @@ def driver_rules(located: Located) -> list[Problem]:
     NVIDIADriver-shaped pools render: a leading ``init`` in ``driver.args``, a zero startup
     delay, and sidecar ``args`` the operator never reads."""
     return [*driver_args_init(located), *driver_probe_zero(located), *sidecar_args(located)]
+
+
+def gpu_present_rules(located: Located) -> list[Problem]:
+    """A warning at ``nfd.enabled: false``: gpu-render then renders no NFD object, not even the
+    NodeFeatureRule that labels the GPU nodes ``nvidia.com/gpu.present=true``, on which every
+    operand's DaemonSet selects. The operator sets that label itself from an existing NFD's PCI
+    labels, so a values file that relies on an NFD installed apart (a common choice) deploys;
+    here nothing schedules until the label comes from somewhere (docs/fidelity.md)."""
+    nfd = located.data.get("nfd")
+    if not isinstance(nfd, dict) or nfd.get("enabled") is not False:
+        return []
+    return [
+        _problem(
+            located,
+            "/nfd/enabled",
+            "with nfd.enabled false no NFD object is rendered, not even the NodeFeatureRule nvidia-gpu-present: every operand selects nodes labelled nvidia.com/gpu.present=true, which the operator sets from an existing NFD's labels and gpu-render does not, so none schedules until the nodes carry it",
+            "apply the NodeFeatureRule nvidia-gpu-present to the NFD you run (docs/controller-less.md), or label the GPU nodes nvidia.com/gpu.present=true when they are provisioned",
+            "gpu-present-unset",
+            Severity.WARNING,
+        )
+    ]
 
 
 def _registry(repository: str) -> str:

@@ -74,6 +74,12 @@ CASES = [
     ("own-image-registry-set", POOL + "driver: {repository: mirror.example:5000/nvidia}\ntoolkit: {repository: mirror.example:5000/nvidia}\n"
      "devicePlugin: {repository: mirror.example:5000/nvidia}\nnodeLabeller: {repository: mirror.example:5000/k8s}\n", None, []),
     ("own-image-registry-nvcr", POOL + "driver: {repository: nvcr.io/nvidia}\ntoolkit: {repository: nvcr.io/nvidia/k8s}\ndevicePlugin: {repository: nvcr.io/nvidia}\n", None, []),
+    # an NFD installed apart: the operator labels gpu.present from its labels, gpu-render does not
+    ("gpu-present-unset", POOL + "nfd: {enabled: false}\n", None,
+     ["values.yaml:4:16: /nfd/enabled: warning: with nfd.enabled false no NFD object is rendered, not even the NodeFeatureRule nvidia-gpu-present: every operand "
+      "selects nodes labelled nvidia.com/gpu.present=true, which the operator sets from an existing NFD's labels and gpu-render does not, so none schedules until "
+      "the nodes carry it (apply the NodeFeatureRule nvidia-gpu-present to the NFD you run (docs/controller-less.md), or label the GPU nodes "
+      "nvidia.com/gpu.present=true when they are provisioned)"]),
     ("unknown-key-wrong-case", "DevicePlugin: {}\n", None,
      ["values.yaml:1:1: /DevicePlugin: unknown key 'DevicePlugin' (did you mean 'devicePlugin'?)"]),
     ("unknown-keys-all-reported", "driver:\n  foo: 1\n  bar: 2\n", None,
