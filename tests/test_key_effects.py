@@ -38,6 +38,8 @@ REFUSED_BY_DESIGN = {
     "operator.defaultRuntime": "cluster.containerRuntime here",
     "operator.runtimeClass": "cluster.runtimeClass here",
     "platform.openshift": "cluster.capabilities.openshift here",
+    # beside nvidiaDriverCRD.enabled, the chart deploys no driver of its values (driver-crd-external)
+    "driver.nvidiaDriverCRD.deployDefaultCR": "false leaves the drivers to NVIDIADriver resources made beside the chart",
 }
 """Keys whose changed value is refused at validate time on purpose (their effect is the refusal)."""
 
