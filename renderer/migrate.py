@@ -29,6 +29,9 @@ class Imported:
     """(chart key, policy key, why) of every key moved."""
     notes: tuple[tuple[str, str], ...] = ()
     """(policy key, note): values changed in form (numbers taken as strings)."""
+    unpinned: str = ""
+    """Which images the file leaves to the chart's defaults, which are gpu-render's newest
+    release's here (:func:`_unpinned`); or ""."""
 
 
 def _schema() -> dict[str, Any]:
@@ -237,6 +240,44 @@ def _newest_key(doc: Any) -> tuple[int, str] | None:
     return best
 
 
+PINNED = ("driver", "driver.manager", "toolkit", "devicePlugin", "dcgmExporter", "gfd", "migManager", "validator")
+"""The image settings whose default each chart release sets to its own component versions (the
+ones the release-images check names)."""
+
+
+def _unpinned(newest: tuple[int, str] | None, doc: Any) -> str:
+    """The images of :data:`PINNED` the imported policy ``doc`` enables and names no ``version``
+    for, with the version gpu-render renders (its newest release's default), unless the file has a
+    key of that release (``newest``: :func:`_newest_key`): installed with an older chart, the nodes
+    run that chart's defaults (a v23.9 file's driver 535), which the build would upgrade without a
+    word. A file cannot say which chart it was installed with (Helm ignores keys a release does not
+    have, so old keys stay in files of newer charts): the note says what changes if it was older."""
+    releases = chartkeys.chart_keys()[0]
+    if newest is not None and chartkeys.minor(releases[newest[0]]) == chartkeys.minor(releases[-1]):
+        return ""
+    from renderer.resolve import with_defaults
+
+    defaults = with_defaults({})
+    loose = []
+    for dotted in PINNED:
+        parts = dotted.split(".")
+        node: Any = doc
+        default: Any = defaults
+        for part in parts:
+            node = node.get(part) if hasattr(node, "get") else None
+            default = default.get(part) or {}
+        top: Any = doc.get(parts[0]) if hasattr(doc, "get") else None
+        if (hasattr(top, "get") and top.get("enabled") is False) or (hasattr(node, "get") and node.get("version")):
+            continue
+        loose.append(f"{dotted} {default.get('version')}")
+    if not loose:
+        return ""
+    return (
+        f"the file names no version for {', '.join(loose)}: gpu-render renders these, chart {chartkeys.minor(releases[-1])}'s defaults; "
+        "installed with an older chart, the nodes run that chart's (set each <section>.version to what they run, or the build upgrades them)"
+    )
+
+
 def import_values(raw: bytes, path: str) -> Imported:
     source, problems = load_text(raw, path)
     if source is None:
@@ -284,8 +325,11 @@ def import_values(raw: bytes, path: str) -> Imported:
     if importer.notes:
         header.append("# Changed in form:")
         header += [f"#   {key}: {note}" for key, note in importer.notes]
+    unpinned = _unpinned(importer.newest, doc)
+    if unpinned:
+        header += ["# Versions not pinned:", f"#   {unpinned}"]
     body = buf.getvalue()
     if not body.endswith("\n"):
         body += "\n"
-    return Imported("\n".join(header) + "\n" + body, tuple(importer.dropped), tuple(importer.moved), tuple(importer.notes))
+    return Imported("\n".join(header) + "\n" + body, tuple(importer.dropped), tuple(importer.moved), tuple(importer.notes), unpinned)
 

@@ -213,6 +213,21 @@ def test_nvidia_driver_crd_is_kept_where_the_chart_deploys_no_driver() -> None:
         assert "nvidiaDriverCRD" not in (data.get("driver") or {}) and [k for k, _ in result.dropped] == ["driver.nvidiaDriverCRD"], text
 
 
+def test_unpinned_images_are_named_with_the_version_rendered() -> None:
+    """A file that names no version leaves each image to its chart's default: installed with an
+    older chart, the nodes run that chart's, which the build would upgrade (a v23.9 file's driver
+    535 to this release's). The import says which, unless the file has a key of the newest chart."""
+    from renderer.resolve import with_defaults
+
+    driver = with_defaults({})["driver"]["version"]
+    result = import_values(b"driver:\n  repository: nvcr.io/nvidia\ntoolkit:\n  version: v1.14.3-centos7\ndcgmExporter:\n  enabled: false\n", "old.yaml")
+    assert result.unpinned.startswith(f"the file names no version for driver {driver}, driver.manager ")
+    assert "toolkit" not in result.unpinned and "dcgmExporter" not in result.unpinned  # pinned, off
+    assert "# Versions not pinned:" in result.text
+    newest = import_values(b"dcgmExporter:\n  serviceMonitor:\n    scrapeTimeout: 10s\n", "new.yaml")  # a key of 26.7
+    assert newest.unpinned == "" and "Versions not pinned" not in newest.text
+
+
 def test_older_keys_beside_later_ones_are_removed_not_moved() -> None:
     """`driver.tolerations` (charts 1.3 to 1.7) moves to daemonsets.tolerations in a file of those
     charts; beside `gfd.enabled` (22.9 on) the chart the file was written for ignored it, and
