@@ -12,7 +12,7 @@ from renderer.envfrom import value_from_warnings
 from renderer.merge import Located
 from renderer.problems import Problem, Severity, pointer_of
 from renderer.releasegate import release_rules
-from renderer.releaseimages import release_images
+from renderer.releaseimages import release_defaults, release_images
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 """Used with ``fullmatch`` only (``$`` would accept a trailing newline)."""
@@ -66,6 +66,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += driver_crd_rules(located, values)
     problems += own_image_rules(located, values)
     problems += gpu_present_rules(located)
+    problems += sandbox_gate_rules(located, values)
     problems += scrape_timeout_rules(located, values)
     problems += operator_fallback_rules(located)
     problems += default_config_name_rules(located)
@@ -80,6 +81,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += config_manager_resources(located, values)
     problems += label_rules(located)
     problems += release_images(located, values)
+    problems += release_defaults(located, values)
     return problems
 
 
@@ -796,6 +798,44 @@ def driver_rules(located: Located) -> list[Problem]:
     NVIDIADriver-shaped pools render: a leading ``init`` in ``driver.args``, a zero startup
     delay, and sidecar ``args`` the operator never reads."""
     return [*driver_args_init(located), *driver_probe_zero(located), *sidecar_args(located)]
+
+
+SANDBOX_GATES: dict[str, str] = {
+    "sandboxDevicePlugin": "kubevirt",
+    "kataSandboxDevicePlugin": "kata",
+    "vfioManager": "",
+    "vgpuDeviceManager": "",
+    "vgpuManager": "",
+    "ccManager": "kata",
+}
+"""Sandbox operands -> the ``sandboxWorkloads.mode`` the operator's ``isStateEnabled`` also asks for
+(from v26.3, the first release with a mode), "" for none: each needs ``sandboxWorkloads.enabled``."""
+
+
+def sandbox_gate_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """A warning at each sandbox operand's ``enabled: true`` that deploys nothing: the operator
+    runs it only with ``sandboxWorkloads.enabled`` and, for the device plugins and cc-manager, the
+    sandbox mode it serves (a v24.9 file's cc-manager ran with any mode; from v26.3 only with
+    kata). The render follows the operator there; the written switch said otherwise."""
+    from renderer.releasegate import has
+
+    sandbox = values.get("sandboxWorkloads") or {}
+    release = str((values.get("cluster") or {}).get("operatorRelease") or "")
+    mode = str(sandbox.get("mode") or "kubevirt")
+    out: list[Problem] = []
+    for key, need in SANDBOX_GATES.items():
+        mine = located.data.get(key)
+        if not isinstance(mine, dict) or mine.get("enabled") is not True:
+            continue
+        if not sandbox.get("enabled"):
+            message, hint = f"{key}.enabled: the GPU Operator deploys it only with sandboxWorkloads.enabled, which is false here: nothing is deployed", "set sandboxWorkloads.enabled: true for VM workloads, or remove the switch"
+        elif need and mode != need and has(release, "v26.3"):
+            message = f"{key}.enabled: from v26.3 the GPU Operator deploys it only with sandboxWorkloads.mode {need}, and the mode here is {mode}: nothing is deployed"
+            hint = f"set sandboxWorkloads.mode: {need} for it, or remove the switch"
+        else:
+            continue
+        out.append(_problem(located, f"/{key}/enabled", message, hint, "sandbox-gated", Severity.WARNING))
+    return out
 
 
 def gpu_present_rules(located: Located) -> list[Problem]:

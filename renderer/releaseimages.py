@@ -12,6 +12,7 @@ difference the warning names, with the versions to pin. Facts from the operator 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from renderer.merge import Located
@@ -120,6 +121,62 @@ def release_images(located: Located, values: dict[str, Any]) -> list[Problem]:
             f"images (the newest release's) where the policy sets no version: {', '.join(d.split(' ')[0] for d in loose)}",
             hint=f"pin what that release deploys: {', '.join(loose)} (each as <section>.version)",
             code=CODE,
+            severity=Severity.WARNING,
+        )
+    ]
+
+
+DEFAULTS_CODE = "release-defaults"
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "v25.10": {
+        "dcgmExporter.serviceMonitor.enabled": False,
+        "ccManager.enabled": False,
+        "ccManager.defaultMode": "off",
+        "ccManager.env": [{"name": "CC_CAPABLE_DEVICE_IDS", "value": "0x2339,0x2331,0x2330,0x2324,0x2322,0x233d"}],
+    },
+    "v26.3": {
+        "dcgmExporter.serviceMonitor.enabled": False,
+    },
+}
+"""Release -> chart key -> that release's chart default, where it differs from gpu-render's (the
+newest release's), from the charts' values.yaml of v25.10.1, v26.3.1 and v26.7.0 (image versions
+are :data:`VERSIONS`; keys a release does not have are the release gate's)."""
+
+
+def _written(located: Located, dotted: str) -> bool:
+    node: Any = located.data
+    for key in dotted.split("."):
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return True
+
+
+def release_defaults(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """A warning at ``cluster.operatorRelease`` when the policy imitates an older release and
+    leaves a key to gpu-render's default where that release's chart has another one (v26.3's
+    chart creates no ServiceMonitor unless asked; v26.7's does): with one default per key, as for
+    the images, the chart of every release renders the same values, so the policy says it."""
+    cluster = located.data.get("cluster")
+    release = str((values.get("cluster") or {}).get("operatorRelease") or "")
+    table = DEFAULTS.get(release)
+    if table is None or not isinstance(cluster, dict) or "operatorRelease" not in cluster:
+        return []
+    loose = [(dotted, value) for dotted, value in table.items() if _deployed(values, dotted) and not _written(located, dotted)]
+    if not loose:
+        return []
+    file, line, col = located.locate("/cluster/operatorRelease")
+    shown = ", ".join(f"{dotted}: {json.dumps(value, separators=(',', ':'))} (rendered: {json.dumps(_section(values, dotted), separators=(',', ':'))})" for dotted, value in loose)
+    return [
+        Problem(
+            file,
+            line,
+            col,
+            "/cluster/operatorRelease",
+            f"operator release {release}'s chart has other defaults than gpu-render's (the newest release's) for keys the policy leaves out: {', '.join(d for d, _ in loose)}",
+            hint=f"set what that release's chart sets to deploy what it deploys: {shown}",
+            code=DEFAULTS_CODE,
             severity=Severity.WARNING,
         )
     ]

@@ -28,6 +28,11 @@ RELEASE_V26_3 = (
     "validator (pin what that release deploys: driver 580.126.20, driver.manager v0.11.0, toolkit v1.19.1, devicePlugin v0.19.3, dcgmExporter 4.5.3-4.8.2-distroless, "
     "gfd v0.19.3, migManager v0.14.2, validator v26.3.3 (each as <section>.version))"
 )
+RELEASE_DEFAULTS_V26_3 = (
+    "values.yaml:4:28: /cluster/operatorRelease: warning: operator release v26.3's chart has other defaults than gpu-render's (the newest release's) for keys "
+    "the policy leaves out: dcgmExporter.serviceMonitor.enabled (set what that release's chart sets to deploy what it deploys: "
+    "dcgmExporter.serviceMonitor.enabled: false (rendered: true))"
+)
 
 CASES = [
     # (id, values, overlay, expected formatted problems)
@@ -55,7 +60,7 @@ CASES = [
     # up to v26.3 the default NVIDIADriver carries the nodeSelector: its driver runs on those
     # nodes only; v26.7 prints none (no effect), nor does a disabled driver deploy anything
     ("driver-crd-node-selector-v26.3", POOL + "cluster: {operatorRelease: v26.3}\ndriver:\n  nvidiaDriverCRD: {enabled: true, nodeSelector: {gpu-driver: '550'}}\n", None,
-     [RELEASE_V26_3,
+     [RELEASE_V26_3, RELEASE_DEFAULTS_V26_3,
       "values.yaml:6:3: /driver/nvidiaDriverCRD: warning: 'driver.nvidiaDriverCRD' has no effect: no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver",
       "values.yaml:6:50: /driver/nvidiaDriverCRD/nodeSelector: driver.nvidiaDriverCRD.nodeSelector: the v26.3 chart gives it to the default NVIDIADriver, whose driver "
       "then runs only on nodes with these labels; gpu-render renders each node pool's driver on all of that pool's nodes (give each node pool whose nodes carry these "
@@ -80,6 +85,18 @@ CASES = [
       "selects nodes labelled nvidia.com/gpu.present=true, which the operator sets from an existing NFD's labels and gpu-render does not, so none schedules until "
       "the nodes carry it (apply the NodeFeatureRule nvidia-gpu-present to the NFD you run (docs/controller-less.md), or label the GPU nodes "
       "nvidia.com/gpu.present=true when they are provisioned)"]),
+    # a sandbox operand switched on that the operator would not deploy: no sandbox workloads,
+    # or (from v26.3) another sandbox mode than the one it serves
+    ("sandbox-gated-off", POOL + "vfioManager: {enabled: true}\n", None,
+     ["values.yaml:4:24: /vfioManager/enabled: warning: vfioManager.enabled: the GPU Operator deploys it only with sandboxWorkloads.enabled, which is false here: "
+      "nothing is deployed (set sandboxWorkloads.enabled: true for VM workloads, or remove the switch)"]),
+    ("sandbox-gated-mode", POOL + "sandboxWorkloads: {enabled: true}\nccManager: {enabled: true}\n", None,
+     ["values.yaml:5:22: /ccManager/enabled: warning: ccManager.enabled: from v26.3 the GPU Operator deploys it only with sandboxWorkloads.mode kata, and the mode "
+      "here is kubevirt: nothing is deployed (set sandboxWorkloads.mode: kata for it, or remove the switch)"]),
+    # an older release's chart default that is not gpu-render's: v26.3 creates no ServiceMonitor
+    # unless asked (v26.7 does); said at the release, gone once the key is written
+    ("release-defaults", POOL + "cluster: {operatorRelease: v26.3}\n", None, [RELEASE_V26_3, RELEASE_DEFAULTS_V26_3]),
+    ("release-defaults-written", POOL + "cluster: {operatorRelease: v26.3}\ndcgmExporter: {serviceMonitor: {enabled: true}}\n", None, [RELEASE_V26_3]),
     ("unknown-key-wrong-case", "DevicePlugin: {}\n", None,
      ["values.yaml:1:1: /DevicePlugin: unknown key 'DevicePlugin' (did you mean 'devicePlugin'?)"]),
     ("unknown-keys-all-reported", "driver:\n  foo: 1\n  bar: 2\n", None,

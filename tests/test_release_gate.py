@@ -14,6 +14,7 @@ from renderer.inputs import Inputs
 from renderer.pipeline import plan
 from renderer.releasegate import ADDED_IN, ASSET_VALUE_FROM, RELEASE_CODE, RELEASES, has
 from renderer.releaseimages import CODE as RELEASE_IMAGES
+from renderer.releaseimages import DEFAULTS_CODE as RELEASE_DEFAULTS
 from renderer.render import objects
 from renderer.resolve import resolve
 
@@ -22,9 +23,9 @@ NRI = "cdi:\n  enabled: true\n  nriPluginEnabled: true\n"
 
 
 def problems(values: str) -> list[str]:
-    """The problems of a policy but the release-images warning (tests/test_release_images.py):
-    these policies leave images to the defaults on purpose."""
-    return [p.format() for p in plan(Inputs(values.encode(), "values.yaml")).problems if p.code != RELEASE_IMAGES]
+    """The problems of a policy but the release-images and release-defaults warnings
+    (tests/test_release_images.py): these policies leave images and keys to the defaults on purpose."""
+    return [p.format() for p in plan(Inputs(values.encode(), "values.yaml")).problems if p.code not in (RELEASE_IMAGES, RELEASE_DEFAULTS)]
 
 
 def release(name: str) -> str:
@@ -158,7 +159,7 @@ def test_an_overlay_release_gates_the_fleet_key_once() -> None:
     from renderer.inputs import ClusterInput
 
     overlay = ClusterInput("old", release("v25.10").encode(), "overlays/old/values.yaml")
-    found = [p.format() for p in plan(Inputs((POOL + NRI).encode(), "values.yaml", (overlay,))).problems if "/gitops/" not in p.pointer and p.code != RELEASE_IMAGES]
+    found = [p.format() for p in plan(Inputs((POOL + NRI).encode(), "values.yaml", (overlay,))).problems if "/gitops/" not in p.pointer and p.code not in (RELEASE_IMAGES, RELEASE_DEFAULTS)]
     assert [p.split(": warning:")[0] for p in found] == ["values.yaml:6:3: /cdi/nriPluginEnabled"]
 
 
@@ -190,7 +191,7 @@ def test_a_pools_own_driver_env_is_not_refused() -> None:
 
 def test_vgpu_manager_driver_manager_env_is_refused_only_with_sandbox_workloads() -> None:
     env = "vgpuManager:\n  enabled: true\n  repository: registry.example.com\n  version: '580.95.05'\n  driverManager:\n    env:\n      - {name: NODE_NAME, value: x}\n"
-    assert problems(POOL + env) == []
+    assert [p for p in problems(POOL + env) if "sandbox-gated" not in p and "deploys it only with" not in p] == []
     assert problems(POOL + "sandboxWorkloads: {enabled: true}\n" + env) == [
         f"values.yaml:11:27: /vgpuManager/driverManager/env/0/value: {why('vgpuManager.driverManager.env', 'NODE_NAME')}"
     ]
