@@ -231,10 +231,12 @@ def config_map_keys_rules(located: Located) -> list[Problem]:
     ConfigMap's keys from the API and mounts each; gpu-render reads no cluster, so it mounts
     none, and what the ConfigMap holds never reaches the driver."""
     pools = located.data.get("nodePools")
+    fleet = located.data.get("driver")
+    driver = not (isinstance(fleet, dict) and fleet.get("enabled") is False)  # else no driver pod would mount them
     places: list[tuple[str, Any, tuple[str, ...]]] = [
-        ("/driver", located.data.get("driver"), tuple(CONFIG_MAP_KEYS)),
+        *([("/driver", fleet, tuple(CONFIG_MAP_KEYS))] if driver else []),
         ("/vgpuManager", located.data.get("vgpuManager"), ("kernelModuleConfig",)),
-        *((f"/nodePools/{i}/driver", p.get("driver"), tuple(CONFIG_MAP_KEYS)) for i, p in enumerate(pools if isinstance(pools, list) else []) if isinstance(p, dict)),
+        *((f"/nodePools/{i}/driver", p.get("driver"), tuple(CONFIG_MAP_KEYS)) for i, p in enumerate(pools if isinstance(pools, list) else []) if isinstance(p, dict) and driver),
     ]
     out: list[Problem] = []
     for where, section, keys in places:
@@ -800,42 +802,31 @@ def driver_rules(located: Located) -> list[Problem]:
     return [*driver_args_init(located), *driver_probe_zero(located), *sidecar_args(located)]
 
 
-SANDBOX_GATES: dict[str, str] = {
-    "sandboxDevicePlugin": "kubevirt",
-    "kataSandboxDevicePlugin": "kata",
-    "vfioManager": "",
-    "vgpuDeviceManager": "",
-    "vgpuManager": "",
-    "ccManager": "kata",
-}
-"""Sandbox operands -> the ``sandboxWorkloads.mode`` the operator's ``isStateEnabled`` also asks for
-(from v26.3, the first release with a mode), "" for none: each needs ``sandboxWorkloads.enabled``."""
-
-
 def sandbox_gate_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
-    """A warning at each sandbox operand's ``enabled: true`` that deploys nothing: the operator
-    runs it only with ``sandboxWorkloads.enabled`` and, for the device plugins and cc-manager, the
-    sandbox mode it serves (a v24.9 file's cc-manager ran with any mode; from v26.3 only with
-    kata). The render follows the operator there; the written switch said otherwise."""
+    """A warning at ``ccManager.enabled: true`` with sandbox workloads in another mode than kata:
+    up to v25.10 the operator ran cc-manager with any sandbox mode, from v26.3 only with kata
+    (``isStateEnabled``), so a file written for an older chart that switched it on for its VMs
+    (a Confidential Containers install script) gets none. The render follows the operator; the
+    written switch said otherwise. (Left alone without sandbox workloads: the chart's own values
+    write every sandbox operand on, and nothing deploys them there, as with the operator.)"""
     from renderer.releasegate import has
 
     sandbox = values.get("sandboxWorkloads") or {}
     release = str((values.get("cluster") or {}).get("operatorRelease") or "")
     mode = str(sandbox.get("mode") or "kubevirt")
-    out: list[Problem] = []
-    for key, need in SANDBOX_GATES.items():
-        mine = located.data.get(key)
-        if not isinstance(mine, dict) or mine.get("enabled") is not True:
-            continue
-        if not sandbox.get("enabled"):
-            message, hint = f"{key}.enabled: the GPU Operator deploys it only with sandboxWorkloads.enabled, which is false here: nothing is deployed", "set sandboxWorkloads.enabled: true for VM workloads, or remove the switch"
-        elif need and mode != need and has(release, "v26.3"):
-            message = f"{key}.enabled: from v26.3 the GPU Operator deploys it only with sandboxWorkloads.mode {need}, and the mode here is {mode}: nothing is deployed"
-            hint = f"set sandboxWorkloads.mode: {need} for it, or remove the switch"
-        else:
-            continue
-        out.append(_problem(located, f"/{key}/enabled", message, hint, "sandbox-gated", Severity.WARNING))
-    return out
+    mine = located.data.get("ccManager")
+    if not isinstance(mine, dict) or mine.get("enabled") is not True or not sandbox.get("enabled") or mode == "kata" or not has(release, "v26.3"):
+        return []
+    return [
+        _problem(
+            located,
+            "/ccManager/enabled",
+            f"ccManager.enabled: from v26.3 the GPU Operator deploys cc-manager only with sandboxWorkloads.mode kata (before, with any mode), and the mode here is {mode}: none is deployed",
+            "set sandboxWorkloads.mode: kata for confidential computing, or remove the switch",
+            "sandbox-gated",
+            Severity.WARNING,
+        )
+    ]
 
 
 def gpu_present_rules(located: Located) -> list[Problem]:

@@ -64,6 +64,8 @@ class _Importer:
             dotted = f"{prefix}.{key}" if prefix else str(key)
             status, to, why = chartkeys.fate(dotted, self.schema)
             value = node[key]
+            if status == "kept" and value is None and self.dropped_null(node, key, dotted):
+                continue
             if status == "kept":
                 self.coerce(node, key, dotted)
                 sub = chartkeys.schema_node(self.schema, dotted) or {}
@@ -143,6 +145,18 @@ class _Importer:
                 self.extract(node[key], dotted)
                 if not node[key]:
                     del node[key]  # everything in it moved: nothing left to say removed
+
+    def dropped_null(self, node: Any, key: Any, dotted: str) -> bool:
+        """Take out a list or map key written with no value (``env:`` with every entry commented
+        out): Helm drops a null value with the chart's default under it, so the chart prints no
+        entries, as the policy does without the key when its default is empty. True when taken
+        out; a null whose default is not empty stays, for validate to refuse."""
+        sub = chartkeys.schema_node(self.schema, dotted) or {}
+        if sub.get("type") not in ("array", "object") or sub.get("default") not in (None, [], {}):
+            return False
+        del node[key]
+        self.notes.append((dotted, "written with no value, which Helm drops with the chart's empty default: no entries, as without the key"))
+        return True
 
     def coerce(self, node: Any, key: Any, dotted: str) -> None:
         value = node[key]

@@ -85,18 +85,16 @@ CASES = [
       "selects nodes labelled nvidia.com/gpu.present=true, which the operator sets from an existing NFD's labels and gpu-render does not, so none schedules until "
       "the nodes carry it (apply the NodeFeatureRule nvidia-gpu-present to the NFD you run (docs/controller-less.md), or label the GPU nodes "
       "nvidia.com/gpu.present=true when they are provisioned)"]),
-    # a sandbox operand switched on that the operator would not deploy: no sandbox workloads,
-    # or (from v26.3) another sandbox mode than the one it serves
-    ("sandbox-gated-off", POOL + "vfioManager: {enabled: true}\n", None,
-     ["values.yaml:4:24: /vfioManager/enabled: warning: vfioManager.enabled: the GPU Operator deploys it only with sandboxWorkloads.enabled, which is false here: "
-      "nothing is deployed (set sandboxWorkloads.enabled: true for VM workloads, or remove the switch)"]),
+    # cc-manager switched on for VMs in the KubeVirt mode: before v26.3 it ran, from v26.3 only with kata
     ("sandbox-gated-mode", POOL + "sandboxWorkloads: {enabled: true}\nccManager: {enabled: true}\n", None,
-     ["values.yaml:5:22: /ccManager/enabled: warning: ccManager.enabled: from v26.3 the GPU Operator deploys it only with sandboxWorkloads.mode kata, and the mode "
-      "here is kubevirt: nothing is deployed (set sandboxWorkloads.mode: kata for it, or remove the switch)"]),
+     ["values.yaml:5:22: /ccManager/enabled: warning: ccManager.enabled: from v26.3 the GPU Operator deploys cc-manager only with sandboxWorkloads.mode kata "
+      "(before, with any mode), and the mode here is kubevirt: none is deployed (set sandboxWorkloads.mode: kata for confidential computing, or remove the switch)"]),
     # an older release's chart default that is not gpu-render's: v26.3 creates no ServiceMonitor
     # unless asked (v26.7 does); said at the release, gone once the key is written
     ("release-defaults", POOL + "cluster: {operatorRelease: v26.3}\n", None, [RELEASE_V26_3, RELEASE_DEFAULTS_V26_3]),
     ("release-defaults-written", POOL + "cluster: {operatorRelease: v26.3}\ndcgmExporter: {serviceMonitor: {enabled: true}}\n", None, [RELEASE_V26_3]),
+    # the driver switched off: no driver pod mounts the ConfigMap, nothing to warn about
+    ("config-map-keys-driver-off", POOL + "driver:\n  enabled: false\n  kernelModuleConfig: {name: kernel-module-params}\n", None, []),
     ("unknown-key-wrong-case", "DevicePlugin: {}\n", None,
      ["values.yaml:1:1: /DevicePlugin: unknown key 'DevicePlugin' (did you mean 'devicePlugin'?)"]),
     ("unknown-keys-all-reported", "driver:\n  foo: 1\n  bar: 2\n", None,

@@ -228,6 +228,14 @@ def test_unpinned_images_are_named_with_the_version_rendered() -> None:
     assert newest.unpinned == "" and "Versions not pinned" not in newest.text
 
 
+def test_a_list_written_with_no_value_is_taken_out() -> None:
+    """``env:`` with every entry commented out is null: Helm drops it with the chart's empty
+    default, so the chart prints no entries; the policy without the key does the same."""
+    data, result = _import("driver:\n  version: '570.148.08'\n  env:\n  #  - {name: X, value: y}\n")
+    assert data["driver"] == {"version": "570.148.08"}
+    assert [k for k, _ in result.notes] == ["driver.env"]
+
+
 def test_older_keys_beside_later_ones_are_removed_not_moved() -> None:
     """`driver.tolerations` (charts 1.3 to 1.7) moves to daemonsets.tolerations in a file of those
     charts; beside `gfd.enabled` (22.9 on) the chart the file was written for ignored it, and

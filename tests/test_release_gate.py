@@ -191,7 +191,7 @@ def test_a_pools_own_driver_env_is_not_refused() -> None:
 
 def test_vgpu_manager_driver_manager_env_is_refused_only_with_sandbox_workloads() -> None:
     env = "vgpuManager:\n  enabled: true\n  repository: registry.example.com\n  version: '580.95.05'\n  driverManager:\n    env:\n      - {name: NODE_NAME, value: x}\n"
-    assert [p for p in problems(POOL + env) if "sandbox-gated" not in p and "deploys it only with" not in p] == []
+    assert problems(POOL + env) == []
     assert problems(POOL + "sandboxWorkloads: {enabled: true}\n" + env) == [
         f"values.yaml:11:27: /vgpuManager/driverManager/env/0/value: {why('vgpuManager.driverManager.env', 'NODE_NAME')}"
     ]
