@@ -259,13 +259,18 @@ PINNED = ("driver", "driver.manager", "toolkit", "devicePlugin", "dcgmExporter",
 ones the release-images check names)."""
 
 
-def _unpinned(newest: tuple[int, str] | None, doc: Any) -> str:
-    """The images of :data:`PINNED` the imported policy ``doc`` enables and names no ``version``
-    for, with the version gpu-render renders (its newest release's default), unless the file has a
-    key of that release (``newest``: :func:`_newest_key`): installed with an older chart, the nodes
-    run that chart's defaults (a v23.9 file's driver 535), which the build would upgrade without a
-    word. A file cannot say which chart it was installed with (Helm ignores keys a release does not
-    have, so old keys stay in files of newer charts): the note says what changes if it was older."""
+def _unpinned(newest: tuple[int, str] | None, doc: Any, rendered: dict[str, set[str]] | None) -> str:
+    """The images the imported policy ``doc`` leaves to gpu-render's defaults (its newest
+    release's), with their versions, unless the file has a key of that release (``newest``:
+    :func:`_newest_key`): installed with an older chart, the nodes run that chart's defaults (a
+    v23.9 file's driver 535), which the build would upgrade without a word. A file cannot say
+    which chart it was installed with (Helm ignores keys a release does not have, so old keys stay
+    in files of newer charts): the note says what changes if it was older.
+
+    ``rendered``: :func:`_images_built`; an image setting counts when the objects of its section's
+    components pull its default image and version (a sandbox operand on VM nodes, not the driver
+    it replaces; the validator's image wherever it is). None when the policy does not build: then
+    the main operands it does not switch off."""
     releases = chartkeys.chart_keys()[0]
     if newest is not None and chartkeys.minor(releases[newest[0]]) == chartkeys.minor(releases[-1]):
         return ""
@@ -273,23 +278,60 @@ def _unpinned(newest: tuple[int, str] | None, doc: Any) -> str:
 
     defaults = with_defaults({})
     loose = []
-    for dotted in PINNED:
+    for dotted, default in _image_settings(defaults):
         parts = dotted.split(".")
         node: Any = doc
-        default: Any = defaults
         for part in parts:
             node = node.get(part) if hasattr(node, "get") else None
-            default = default.get(part) or {}
-        top: Any = doc.get(parts[0]) if hasattr(doc, "get") else None
-        if (hasattr(top, "get") and top.get("enabled") is False) or (hasattr(node, "get") and node.get("version")):
+        if hasattr(node, "get") and node.get("version"):
             continue
-        loose.append(f"{dotted} {default.get('version')}")
+        if rendered is None:
+            top: Any = doc.get(parts[0]) if hasattr(doc, "get") else None
+            if dotted not in PINNED or (hasattr(top, "get") and top.get("enabled") is False):
+                continue
+        elif not any(n.startswith(f"{default['image']}:{default['version']}") for n in rendered.get("" if parts[0] == "validator" else parts[0], ())):
+            continue
+        loose.append(f"{dotted} {default['version']}")
     if not loose:
         return ""
     return (
         f"the file names no version for {', '.join(loose)}: gpu-render renders these, chart {chartkeys.minor(releases[-1])}'s defaults; "
         "installed with an older chart, the nodes run that chart's (set each <section>.version to what they run, or the build upgrades them)"
     )
+
+
+def _images_built(text: str) -> dict[str, set[str]] | None:
+    """The images the policy ``text`` pulls when it builds (the fleet's objects), by the values
+    section of the component that pulls them ("" for all of them), as ``name:tag``; else None."""
+    from renderer.components import by_name
+    from renderer.images import images_of
+    from renderer.inputs import Inputs
+    from renderer.pipeline import plan
+    from renderer.render import objects
+
+    p = plan(Inputs(text.encode("utf-8"), "values.yaml"))
+    if p.base is None:
+        return None
+    out: dict[str, set[str]] = {"": set()}
+    for name, objs in objects(p.base).items():
+        names = {ref.rsplit("/", 1)[-1] for ref in images_of(objs)}
+        out[""] |= names
+        out.setdefault(by_name(name).key, set()).update(names)
+    return out
+
+
+def _image_settings(defaults: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(dotted path, section) of each image setting of the defaults (an ``image`` and a
+    ``version``), in :data:`PINNED`'s order first; gpu-render's own node labeller (no chart's) left out."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for key, section in defaults.items():
+        if not isinstance(section, dict) or key == "nodeLabeller":
+            continue
+        for dotted, node in ((key, section), *((f"{key}.{k}", v) for k, v in section.items() if isinstance(v, dict))):
+            if isinstance(node.get("image"), str) and node.get("version"):
+                found.append((dotted, node))
+    rank = {d: i for i, d in enumerate(PINNED)}
+    return sorted(found, key=lambda item: rank.get(item[0], len(rank)))
 
 
 def import_values(raw: bytes, path: str) -> Imported:
@@ -339,11 +381,11 @@ def import_values(raw: bytes, path: str) -> Imported:
     if importer.notes:
         header.append("# Changed in form:")
         header += [f"#   {key}: {note}" for key, note in importer.notes]
-    unpinned = _unpinned(importer.newest, doc)
-    if unpinned:
-        header += ["# Versions not pinned:", f"#   {unpinned}"]
     body = buf.getvalue()
     if not body.endswith("\n"):
         body += "\n"
+    unpinned = _unpinned(importer.newest, doc, _images_built("\n".join(header) + "\n" + body))
+    if unpinned:
+        header += ["# Versions not pinned:", f"#   {unpinned}"]
     return Imported("\n".join(header) + "\n" + body, tuple(importer.dropped), tuple(importer.moved), tuple(importer.notes), unpinned)
 

@@ -224,6 +224,10 @@ def test_unpinned_images_are_named_with_the_version_rendered() -> None:
     assert result.unpinned.startswith(f"the file names no version for driver {driver}, driver.manager ")
     assert "toolkit" not in result.unpinned and "dcgmExporter" not in result.unpinned  # pinned, off
     assert "# Versions not pinned:" in result.text
+    # only what the build pulls: with VM workloads the sandbox operands the nodes run, by their
+    # own section (the VFIO manager shares the driver manager's image), not the vGPU manager's
+    vms = import_values(b"sandboxWorkloads:\n  enabled: true\n  defaultWorkload: vm-passthrough\n", "vms.yaml").unpinned
+    assert "vfioManager " in vms and "sandboxDevicePlugin " in vms and "vgpuManager" not in vms and "nodeStatusExporter" not in vms
     newest = import_values(b"dcgmExporter:\n  serviceMonitor:\n    scrapeTimeout: 10s\n", "new.yaml")  # a key of 26.7
     assert newest.unpinned == "" and "Versions not pinned" not in newest.text
 
