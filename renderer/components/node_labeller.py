@@ -149,9 +149,12 @@ def workload_operands(model: Model) -> dict[str, tuple[str, ...]]:
         container += ("dra-driver", "dra-validator", "dcgm-exporter-dra")
     out: dict[str, tuple[str, ...]] = {"container": container}
     if model.enabled("sandboxWorkloads"):
+        # the sandbox mode picks the device plugin of passthrough nodes only
+        # (getEffectiveStateLabels): vm-vgpu nodes keep the KubeVirt plugin's label, whose
+        # DaemonSet is not deployed in kata mode, so they get no plugin then
         dp = _sandbox_device_plugin(model)
         out["vm-passthrough"] = (dp, "sandbox-validator", "vfio-manager", "cc-manager")
-        out["vm-vgpu"] = (dp, "vgpu-manager", "vgpu-device-manager", "sandbox-validator", "cc-manager")
+        out["vm-vgpu"] = ("sandbox-device-plugin", "vgpu-manager", "vgpu-device-manager", "sandbox-validator", "cc-manager")
     return out
 
 
