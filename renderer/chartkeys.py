@@ -91,6 +91,17 @@ def kept(key: str, parent: object) -> bool:
     return key == DRIVER_CRD and external_drivers(parent)
 
 
+DEFAULT_CHANGES: tuple[tuple[str, object, str, object], ...] = (
+    ("cdi.enabled", True, "v25.10", False),
+    ("ccManager.enabled", True, "v26.3", False),
+    ("ccManager.defaultMode", "on", "v26.3", "off"),
+    ("dcgmExporter.serviceMonitor.enabled", True, "v26.7", False),
+)
+"""(key, its default now, the first release with it, the default of every release before): chart
+defaults that changed (from the charts' values files; image versions aside), which a values
+file written for an older chart relies on when it leaves the key out."""
+
+
 BY_VALUE: dict[str, tuple[str, str]] = {
     DEFAULT_RUNTIME: ("moved to `cluster.containerRuntime`; `docker` removed", DEFAULT_RUNTIME_UNREAD),
     OPEN_MODULES: ("`true`: `driver.kernelModuleType: open`; `false` removed", OPEN_MODULES_WHY),

@@ -11,6 +11,7 @@ Adds the ``cluster`` and ``nodePools`` sections the operator would have discover
 from __future__ import annotations
 
 import io
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,9 @@ class Imported:
     unpinned: str = ""
     """Which images the file leaves to the chart's defaults, which are gpu-render's newest
     release's here (:func:`_unpinned`); or ""."""
+    defaults: str = ""
+    """Which keys the file leaves out whose chart default changed since an older chart
+    (:func:`_changed_defaults`); or ""."""
 
 
 def _schema() -> dict[str, Any]:
@@ -300,6 +304,45 @@ def _unpinned(newest: tuple[int, str] | None, doc: Any, rendered: dict[str, set[
     )
 
 
+def _changed_defaults(importer: _Importer, doc: Any, rendered: dict[str, set[str]] | None) -> str:
+    """The keys of :data:`chartkeys.DEFAULT_CHANGES` the policy ``doc`` leaves out, of an operand
+    the build deploys (``rendered``: :func:`_images_built`; CDI whatever), where the file may have
+    been written for a chart before the change (it has no key of that release or later): it
+    relied on the old default, and gpu-render renders the new one (a v24.9 file's operands run
+    with CDI here, a v26.3 file's DCGM exporter gets a ServiceMonitor)."""
+    loose = []
+    for key, now, since, before in chartkeys.DEFAULT_CHANGES:
+        if importer.written_since(since):
+            continue
+        node: Any = doc
+        for part in key.split("."):
+            node = node.get(part) if hasattr(node, "get") else None
+            if node is None:
+                break
+        section = key.split(".")[0]
+        if node is not None or (section != "cdi" and not _deployed(section, doc, rendered)):
+            continue
+        loose.append(f"{key} {json.dumps(now)} (before {chartkeys.minor(since)}: {json.dumps(before)})")
+    if not loose:
+        return ""
+    return (
+        f"the file leaves out {', '.join(loose)}: gpu-render renders chart {chartkeys.minor(chartkeys.chart_keys()[0][-1])}'s defaults; "
+        "installed with an older chart, the cluster runs that chart's (write each key as the cluster has it, or the build changes it)"
+    )
+
+
+def _deployed(section: str, doc: Any, rendered: dict[str, set[str]] | None) -> bool:
+    """Does the build deploy ``section``'s operand: its components pull an image, or, when the
+    policy does not build, it is not switched off (a sandbox operand: with sandbox workloads on)."""
+    if rendered is not None:
+        return bool(rendered.get(section))
+    own: Any = doc.get(section) if hasattr(doc, "get") else None
+    sandbox: Any = doc.get("sandboxWorkloads") if hasattr(doc, "get") else None
+    if hasattr(own, "get") and own.get("enabled") is False:
+        return False
+    return section not in ("ccManager",) or (hasattr(sandbox, "get") and sandbox.get("enabled") is True)
+
+
 def _images_built(text: str) -> dict[str, set[str]] | None:
     """The images the policy ``text`` pulls when it builds (the fleet's objects), by the values
     section of the component that pulls them ("" for all of them), as ``name:tag``; else None."""
@@ -384,8 +427,12 @@ def import_values(raw: bytes, path: str) -> Imported:
     body = buf.getvalue()
     if not body.endswith("\n"):
         body += "\n"
-    unpinned = _unpinned(importer.newest, doc, _images_built("\n".join(header) + "\n" + body))
+    rendered = _images_built("\n".join(header) + "\n" + body)
+    unpinned = _unpinned(importer.newest, doc, rendered)
     if unpinned:
         header += ["# Versions not pinned:", f"#   {unpinned}"]
-    return Imported("\n".join(header) + "\n" + body, tuple(importer.dropped), tuple(importer.moved), tuple(importer.notes), unpinned)
+    defaults = _changed_defaults(importer, doc, rendered)
+    if defaults:
+        header += ["# Defaults that changed since older charts:", f"#   {defaults}"]
+    return Imported("\n".join(header) + "\n" + body, tuple(importer.dropped), tuple(importer.moved), tuple(importer.notes), unpinned, defaults)
 

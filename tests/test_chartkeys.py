@@ -240,6 +240,20 @@ def test_a_list_written_with_no_value_is_taken_out() -> None:
     assert [k for k, _ in result.notes] == ["driver.env"]
 
 
+def test_changed_chart_defaults_a_file_relies_on_are_named() -> None:
+    """Charts before 25.10 defaulted cdi.enabled to false, before 26.7 created no ServiceMonitor:
+    a file that leaves those keys out ran that way; the import names each with both defaults,
+    unless the file has a key of the release that changed it or writes the key."""
+    old = import_values(b"driver:\n  useOpenKernelModules: true\n", "v24.9.yaml").defaults  # a key of charts 23.9 to 24.9
+    assert "cdi.enabled true (before 25.10: false)" in old and "dcgmExporter.serviceMonitor.enabled true (before 26.7: false)" in old
+    assert "ccManager" not in old  # no sandbox workloads: cc-manager is not deployed either way
+    assert "# Defaults that changed since older charts:" in import_values(b"driver:\n  useOpenKernelModules: true\n", "v24.9.yaml").text
+    written = import_values(b"cdi:\n  enabled: false\ndcgmExporter:\n  enabled: false\n", "off.yaml").defaults
+    assert written == ""
+    v26_3 = import_values(b"sandboxWorkloads:\n  enabled: true\n  mode: kata\n", "v26.3.yaml").defaults  # mode: a key of 26.3
+    assert v26_3.startswith("the file leaves out dcgmExporter.serviceMonitor.enabled true (before 26.7: false):")
+
+
 def test_older_keys_beside_later_ones_are_removed_not_moved() -> None:
     """`driver.tolerations` (charts 1.3 to 1.7) moves to daemonsets.tolerations in a file of those
     charts; beside `gfd.enabled` (22.9 on) the chart the file was written for ignored it, and

@@ -40,6 +40,8 @@ def import_cmd(values_file: Path, output: Path | None) -> None:
         click.echo(f"changed {key}: {note}", err=True)
     if result.unpinned:
         click.echo(f"not pinned: {result.unpinned}", err=True)
+    if result.defaults:
+        click.echo(f"defaults changed: {result.defaults}", err=True)
     where = "<stdout>" if output is None else display(output)
     problems = plan(Inputs(result.text.encode("utf-8"), where)).problems
     print_problems(problems)
