@@ -272,7 +272,7 @@ def _unpinned(newest: tuple[int, str] | None, doc: Any, rendered: dict[str, set[
     in files of newer charts): the note says what changes if it was older.
 
     ``rendered``: :func:`_images_built`; an image setting counts when the objects of its section's
-    components pull its default image and version (a sandbox operand on VM nodes, not the driver
+    components pull an image of its default version (a sandbox operand on VM nodes, not the driver
     it replaces; the validator's image wherever it is). None when the policy does not build: then
     the main operands it does not switch off."""
     releases = chartkeys.chart_keys()[0]
@@ -293,8 +293,8 @@ def _unpinned(newest: tuple[int, str] | None, doc: Any, rendered: dict[str, set[
             top: Any = doc.get(parts[0]) if hasattr(doc, "get") else None
             if dotted not in PINNED or (hasattr(top, "get") and top.get("enabled") is False):
                 continue
-        elif not any(n.startswith(f"{default['image']}:{default['version']}") for n in rendered.get("" if parts[0] == "validator" else parts[0], ())):
-            continue
+        elif not any(n.partition(":")[2].startswith(str(default["version"])) for n in rendered.get("" if parts[0] == "validator" else parts[0], ())):
+            continue  # (by tag: a mirror may rename the image, as registry.k8s.io-nfd-node-feature-discovery)
         loose.append(f"{dotted} {default['version']}")
     if not loose:
         return ""

@@ -228,6 +228,9 @@ def test_unpinned_images_are_named_with_the_version_rendered() -> None:
     # own section (the VFIO manager shares the driver manager's image), not the vGPU manager's
     vms = import_values(b"sandboxWorkloads:\n  enabled: true\n  defaultWorkload: vm-passthrough\n", "vms.yaml").unpinned
     assert "vfioManager " in vms and "sandboxDevicePlugin " in vms and "vgpuManager" not in vms and "nodeStatusExporter" not in vms
+    # matched by tag in the section's own objects: a mirror that renames the image is no exception
+    renamed = import_values(b"node-feature-discovery:\n  image:\n    repository: mirror.example/registry.k8s.io-nfd-node-feature-discovery\n", "nfd.yaml")
+    assert "nfd v0." in renamed.unpinned
     newest = import_values(b"dcgmExporter:\n  serviceMonitor:\n    scrapeTimeout: 10s\n", "new.yaml")  # a key of 26.7
     assert newest.unpinned == "" and "Versions not pinned" not in newest.text
 
