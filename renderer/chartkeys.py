@@ -52,6 +52,12 @@ DEFAULT_RUNTIME_UNREAD = (
 """Why ``operator.defaultRuntime: docker`` is not moved: every full values file of those
 releases carries it, whatever its nodes run (controllers/state_manager.go ``getRuntime`` from
 v1.9, controllers/clusterinfo from v24.3)."""
+DEFAULT_RUNTIME_READ = (
+    "operators before v1.9 configured the runtime it names, and this file has no key of a later chart:"
+    " docker is taken as what the nodes run (Kubernetes 1.24 and later run Docker only through cri-dockerd;"
+    " set cluster.containerRuntime to what they run now)"
+)
+"""Why a file of charts up to 1.8 keeps ``docker`` (moved as written)."""
 
 
 OPEN_MODULES = "driver.useOpenKernelModules"
@@ -115,8 +121,8 @@ def by_value(key: str, value: object, written_since: Callable[[str], bool]) -> t
     """The rule of a key whose fate depends on its value and on the chart the file was written
     for (``written_since("v1.9")``: it has a key of that release or later): (destination, or None
     for removed; the value there; why), or None where :data:`MOVES` and :func:`fate` decide."""
-    if key == DEFAULT_RUNTIME and value == CHART_DEFAULT_RUNTIME and written_since("v1.9"):
-        return None, None, DEFAULT_RUNTIME_UNREAD
+    if key == DEFAULT_RUNTIME and value == CHART_DEFAULT_RUNTIME:
+        return (None, None, DEFAULT_RUNTIME_UNREAD) if written_since("v1.9") else ("cluster.containerRuntime", value, DEFAULT_RUNTIME_READ)
     if key == OPEN_MODULES and _truthy(value) and not written_since("v25.3"):
         return "driver.kernelModuleType", "open", OPEN_MODULES_WHY
     return None

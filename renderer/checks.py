@@ -67,6 +67,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += own_image_rules(located, values)
     problems += gpu_present_rules(located)
     problems += sandbox_gate_rules(located, values)
+    problems += docker_runtime_rules(located, values)
     problems += scrape_timeout_rules(located, values)
     problems += operator_fallback_rules(located)
     problems += default_config_name_rules(located)
@@ -800,6 +801,34 @@ def driver_rules(located: Located) -> list[Problem]:
     NVIDIADriver-shaped pools render: a leading ``init`` in ``driver.args``, a zero startup
     delay, and sidecar ``args`` the operator never reads."""
     return [*driver_args_init(located), *driver_probe_zero(located), *sidecar_args(located)]
+
+
+def docker_runtime_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """A warning at a ``docker`` runtime (the cluster's or a pool's) on Kubernetes 1.24 or later,
+    which has no dockershim: such nodes run Docker only through cri-dockerd. A values file of a
+    chart before v1.9 names the chart's default docker and has it moved here; the operator of
+    today would find containerd on most of those nodes, and the toolkit configured for Docker
+    leaves the GPU runtime out of the one they run."""
+    version = str((values.get("cluster") or {}).get("kubeVersion") or "")
+    major, _, minor = version.partition(".")
+    if not (major.isdigit() and minor.isdigit()) or (int(major), int(minor)) < (1, 24):
+        return []
+    cluster = located.data.get("cluster")
+    places = [("/cluster/containerRuntime", cluster.get("containerRuntime") if isinstance(cluster, dict) else None)]
+    pools = located.data.get("nodePools")
+    places += [(f"/nodePools/{i}/runtime", p.get("runtime")) for i, p in enumerate(pools if isinstance(pools, list) else []) if isinstance(p, dict)]
+    return [
+        _problem(
+            located,
+            pointer,
+            f"docker on Kubernetes {version}, which has no dockershim since 1.24: nodes run Docker only through cri-dockerd, and on containerd nodes the toolkit would configure a runtime they do not use",
+            "set it to what the nodes run (gpu-render nodes import reads it from them); keep docker only for cri-dockerd nodes",
+            "docker-runtime",
+            Severity.WARNING,
+        )
+        for pointer, runtime in places
+        if runtime == "docker"
+    ]
 
 
 def sandbox_gate_rules(located: Located, values: dict[str, Any]) -> list[Problem]:

@@ -95,6 +95,11 @@ CASES = [
     ("release-defaults-written", POOL + "cluster: {operatorRelease: v26.3}\ndcgmExporter: {serviceMonitor: {enabled: true}}\n", None, [RELEASE_V26_3]),
     # the driver switched off: no driver pod mounts the ConfigMap, nothing to warn about
     ("config-map-keys-driver-off", POOL + "driver:\n  enabled: false\n  kernelModuleConfig: {name: kernel-module-params}\n", None, []),
+    # docker on a Kubernetes without dockershim (a v1.8 file's chart default, moved as written)
+    ("docker-runtime", POOL + "cluster: {containerRuntime: docker}\n", None,
+     ["values.yaml:4:29: /cluster/containerRuntime: warning: docker on Kubernetes 1.35, which has no dockershim since 1.24: nodes run Docker only through "
+      "cri-dockerd, and on containerd nodes the toolkit would configure a runtime they do not use (set it to what the nodes run (gpu-render nodes import "
+      "reads it from them); keep docker only for cri-dockerd nodes)"]),
     ("unknown-key-wrong-case", "DevicePlugin: {}\n", None,
      ["values.yaml:1:1: /DevicePlugin: unknown key 'DevicePlugin' (did you mean 'devicePlugin'?)"]),
     ("unknown-keys-all-reported", "driver:\n  foo: 1\n  bar: 2\n", None,
