@@ -298,10 +298,13 @@ def _unpinned(newest: tuple[int, str] | None, doc: Any, rendered: dict[str, set[
         loose.append(f"{dotted} {default['version']}")
     if not loose:
         return ""
-    return (
-        f"the file names no version for {', '.join(loose)}: gpu-render renders these, chart {chartkeys.minor(releases[-1])}'s defaults; "
-        "installed with an older chart, the nodes run that chart's (set each <section>.version to what they run, or the build upgrades them)"
-    )
+    return _older_chart(f"names no version for {', '.join(loose)}", "set each <section>.version to what they run, or the build upgrades them")
+
+
+def _older_chart(what: str, fix: str) -> str:
+    """A note on what a file written for an older chart relies on (:func:`_unpinned`, :func:`_changed_defaults`)."""
+    newest = chartkeys.minor(chartkeys.chart_keys()[0][-1])
+    return f"the file {what}: gpu-render renders chart {newest}'s defaults; installed with an older chart, the cluster runs that chart's ({fix})"
 
 
 def _changed_defaults(importer: _Importer, doc: Any, rendered: dict[str, set[str]] | None) -> str:
@@ -325,10 +328,7 @@ def _changed_defaults(importer: _Importer, doc: Any, rendered: dict[str, set[str
         loose.append(f"{key} {json.dumps(now)} (before {chartkeys.minor(since)}: {json.dumps(before)})")
     if not loose:
         return ""
-    return (
-        f"the file leaves out {', '.join(loose)}: gpu-render renders chart {chartkeys.minor(chartkeys.chart_keys()[0][-1])}'s defaults; "
-        "installed with an older chart, the cluster runs that chart's (write each key as the cluster has it, or the build changes it)"
-    )
+    return _older_chart(f"leaves out {', '.join(loose)}", "write each key as the cluster has it, or the build changes it")
 
 
 def _deployed(section: str, doc: Any, rendered: dict[str, set[str]] | None) -> bool:

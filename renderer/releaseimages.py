@@ -102,28 +102,33 @@ def _pinned(located: Located, dotted: str) -> bool:
 def release_images(located: Located, values: dict[str, Any]) -> list[Problem]:
     """A warning at ``cluster.operatorRelease`` when the policy imitates an older release and
     leaves deployed components' images to gpu-render's defaults (the newest release's)."""
-    cluster = located.data.get("cluster")
-    release = str((values.get("cluster") or {}).get("operatorRelease") or "")
-    table = VERSIONS.get(release)
-    if table is None or not isinstance(cluster, dict) or "operatorRelease" not in cluster:
-        return []
+    release, table = _imitated(located, values, VERSIONS)
     loose = [f"{dotted} {version}" for dotted, version in table.items() if _deployed(values, dotted) and not _pinned(located, dotted)]
     if not loose:
         return []
+    return _at_release(
+        located,
+        f"operator release {release} deploys its own chart's component versions; gpu-render renders {release}'s objects with its default "
+        f"images (the newest release's) where the policy sets no version: {', '.join(d.split(' ')[0] for d in loose)}",
+        f"pin what that release deploys: {', '.join(loose)} (each as <section>.version)",
+        CODE,
+    )
+
+
+def _imitated(located: Located, values: dict[str, Any], tables: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """The older release the policy names in ``cluster.operatorRelease`` and its entry of
+    ``tables``; an empty table when the policy names none (the newest is the defaults)."""
+    cluster = located.data.get("cluster")
+    release = str((values.get("cluster") or {}).get("operatorRelease") or "")
+    if not isinstance(cluster, dict) or "operatorRelease" not in cluster:
+        return release, {}
+    return release, tables.get(release) or {}
+
+
+def _at_release(located: Located, message: str, hint: str, code: str) -> list[Problem]:
+    """One warning at ``cluster.operatorRelease``."""
     file, line, col = located.locate("/cluster/operatorRelease")
-    return [
-        Problem(
-            file,
-            line,
-            col,
-            "/cluster/operatorRelease",
-            f"operator release {release} deploys its own chart's component versions; gpu-render renders {release}'s objects with its default "
-            f"images (the newest release's) where the policy sets no version: {', '.join(d.split(' ')[0] for d in loose)}",
-            hint=f"pin what that release deploys: {', '.join(loose)} (each as <section>.version)",
-            code=CODE,
-            severity=Severity.WARNING,
-        )
-    ]
+    return [Problem(file, line, col, "/cluster/operatorRelease", message, hint=hint, code=code, severity=Severity.WARNING)]
 
 
 DEFAULTS_CODE = "release-defaults"
@@ -158,25 +163,14 @@ def release_defaults(located: Located, values: dict[str, Any]) -> list[Problem]:
     leaves a key to gpu-render's default where that release's chart has another one (v26.3's
     chart creates no ServiceMonitor unless asked; v26.7's does): with one default per key, as for
     the images, the chart of every release renders the same values, so the policy says it."""
-    cluster = located.data.get("cluster")
-    release = str((values.get("cluster") or {}).get("operatorRelease") or "")
-    table = DEFAULTS.get(release)
-    if table is None or not isinstance(cluster, dict) or "operatorRelease" not in cluster:
-        return []
+    release, table = _imitated(located, values, DEFAULTS)
     loose = [(dotted, value) for dotted, value in table.items() if _deployed(values, dotted) and not _written(located, dotted)]
     if not loose:
         return []
-    file, line, col = located.locate("/cluster/operatorRelease")
     shown = ", ".join(f"{dotted}: {json.dumps(value, separators=(',', ':'))} (rendered: {json.dumps(_section(values, dotted), separators=(',', ':'))})" for dotted, value in loose)
-    return [
-        Problem(
-            file,
-            line,
-            col,
-            "/cluster/operatorRelease",
-            f"operator release {release}'s chart has other defaults than gpu-render's (the newest release's) for keys the policy leaves out: {', '.join(d for d, _ in loose)}",
-            hint=f"set what that release's chart sets to deploy what it deploys: {shown}",
-            code=DEFAULTS_CODE,
-            severity=Severity.WARNING,
-        )
-    ]
+    return _at_release(
+        located,
+        f"operator release {release}'s chart has other defaults than gpu-render's (the newest release's) for keys the policy leaves out: {', '.join(d for d, _ in loose)}",
+        f"set what that release's chart sets to deploy what it deploys: {shown}",
+        DEFAULTS_CODE,
+    )
