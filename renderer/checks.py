@@ -68,6 +68,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += gpu_present_rules(located)
     problems += sandbox_gate_rules(located, values)
     problems += docker_runtime_rules(located, values)
+    problems += manual_upgrade_drain_rules(located, values)
     problems += scrape_timeout_rules(located, values)
     problems += operator_fallback_rules(located)
     problems += default_config_name_rules(located)
@@ -801,6 +802,34 @@ def driver_rules(located: Located) -> list[Problem]:
     NVIDIADriver-shaped pools render: a leading ``init`` in ``driver.args``, a zero startup
     delay, and sidecar ``args`` the operator never reads."""
     return [*driver_args_init(located), *driver_probe_zero(located), *sidecar_args(located)]
+
+
+def manual_upgrade_drain_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """A warning at ``driver.upgradePolicy.drain.enable: true`` (the fleet's or a pool's) with
+    ``autoUpgrade: false``: the operator's upgrade controller is off then, and nothing drains (its
+    driver manager keeps the asset's ``ENABLE_AUTO_DRAIN=false``); gpu-render's driver manager
+    carries the policy (:func:`renderer.components.driver.manager_env`), so it drains the node
+    whenever a driver pod is replaced by hand (docs/fidelity.md, driver upgrades)."""
+    fleet = (values.get("driver") or {}).get("upgradePolicy") or {}
+    pools = located.data.get("nodePools")
+    places = [("/driver", located.data.get("driver"), fleet)]
+    places += [(f"/nodePools/{i}/driver", p.get("driver"), fleet) for i, p in enumerate(pools if isinstance(pools, list) else []) if isinstance(p, dict)]
+    out: list[Problem] = []
+    for where, mine, default in places:
+        policy = mine.get("upgradePolicy") if isinstance(mine, dict) else None
+        if not isinstance(policy, dict) or not isinstance(policy.get("drain"), dict) or policy["drain"].get("enable") is not True:
+            continue
+        if policy.get("autoUpgrade", default.get("autoUpgrade", True)) is not False:
+            continue
+        out.append(_problem(
+            located,
+            f"{where}/upgradePolicy/drain/enable",
+            "drain.enable with autoUpgrade false: the GPU Operator's upgrade controller is off then and nothing drains the node; gpu-render's driver manager drains it whenever a driver pod is replaced",
+            "keep it to have gpu-render drain on a manual upgrade (docs/controller-less.md), or remove it to upgrade as the operator's driver manager does (GPU pods evicted, no drain)",
+            "manual-upgrade-drain",
+            Severity.WARNING,
+        ))
+    return out
 
 
 def docker_runtime_rules(located: Located, values: dict[str, Any]) -> list[Problem]:

@@ -100,6 +100,12 @@ CASES = [
      ["values.yaml:4:29: /cluster/containerRuntime: warning: docker on Kubernetes 1.35, which has no dockershim since 1.24: nodes run Docker only through "
       "cri-dockerd, and on containerd nodes the toolkit would configure a runtime they do not use (set it to what the nodes run (gpu-render nodes import "
       "reads it from them); keep docker only for cri-dockerd nodes)"]),
+    # manual upgrades: the operator drains nothing with autoUpgrade off, gpu-render's driver manager does
+    ("manual-upgrade-drain", POOL + "driver:\n  upgradePolicy:\n    autoUpgrade: false\n    drain: {enable: true}\n", None,
+     ["values.yaml:7:21: /driver/upgradePolicy/drain/enable: warning: drain.enable with autoUpgrade false: the GPU Operator's upgrade controller is off then "
+      "and nothing drains the node; gpu-render's driver manager drains it whenever a driver pod is replaced (keep it to have gpu-render drain on a manual "
+      "upgrade (docs/controller-less.md), or remove it to upgrade as the operator's driver manager does (GPU pods evicted, no drain))"]),
+    ("manual-upgrade-drain-auto", POOL + "driver:\n  upgradePolicy:\n    drain: {enable: true}\n", None, []),
     ("unknown-key-wrong-case", "DevicePlugin: {}\n", None,
      ["values.yaml:1:1: /DevicePlugin: unknown key 'DevicePlugin' (did you mean 'devicePlugin'?)"]),
     ("unknown-keys-all-reported", "driver:\n  foo: 1\n  bar: 2\n", None,
