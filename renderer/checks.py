@@ -923,8 +923,7 @@ def own_image_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
     the policy sets (three at least: one alone says nothing about the rest), other than NVIDIA's
     own registry."""
     labeller = values.get("nodeLabeller") or {}
-    written = (located.data.get("nodeLabeller") or {}) if isinstance(located.data.get("nodeLabeller"), dict) else {}
-    if not labeller.get("enabled") or "repository" in written:
+    if not labeller.get("enabled") or _lookup(located.data, "/nodeLabeller/repository")[0]:
         return []
     repos: list[tuple[str, str]] = []
     for key, section in located.data.items():

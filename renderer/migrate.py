@@ -258,9 +258,11 @@ def _newest_key(doc: Any) -> tuple[int, str] | None:
     return best
 
 
-PINNED = ("driver", "driver.manager", "toolkit", "devicePlugin", "dcgmExporter", "gfd", "migManager", "validator")
-"""The image settings whose default each chart release sets to its own component versions (the
-ones the release-images check names)."""
+def _at(doc: Any, dotted: str) -> Any:
+    """The value at ``dotted`` (``driver.manager``) in ``doc``, or None."""
+    from renderer.releasegate import lookup
+
+    return lookup(doc, "/" + dotted.replace(".", "/"))[1]
 
 
 def _unpinned(newest: tuple[int, str] | None, doc: Any, rendered: dict[str, set[str]] | None) -> str:
@@ -278,22 +280,19 @@ def _unpinned(newest: tuple[int, str] | None, doc: Any, rendered: dict[str, set[
     releases = chartkeys.chart_keys()[0]
     if newest is not None and chartkeys.minor(releases[newest[0]]) == chartkeys.minor(releases[-1]):
         return ""
+    from renderer.releaseimages import VERSIONS
     from renderer.resolve import with_defaults
 
-    defaults = with_defaults({})
+    pinned = {dotted for table in VERSIONS.values() for dotted in table}  # what each release's chart pins
     loose = []
-    for dotted, default in _image_settings(defaults):
-        parts = dotted.split(".")
-        node: Any = doc
-        for part in parts:
-            node = node.get(part) if hasattr(node, "get") else None
-        if hasattr(node, "get") and node.get("version"):
+    for dotted, default in _image_settings(with_defaults({})):
+        section = dotted.split(".")[0]
+        if (_at(doc, dotted) or {}).get("version"):
             continue
         if rendered is None:
-            top: Any = doc.get(parts[0]) if hasattr(doc, "get") else None
-            if dotted not in PINNED or (hasattr(top, "get") and top.get("enabled") is False):
+            if dotted not in pinned or not _deployed(section, doc, None):
                 continue
-        elif not any(n.partition(":")[2].startswith(str(default["version"])) for n in rendered.get("" if parts[0] == "validator" else parts[0], ())):
+        elif not any(n.partition(":")[2].startswith(str(default["version"])) for n in rendered.get("" if section == "validator" else section, ())):
             continue  # (by tag: a mirror may rename the image, as registry.k8s.io-nfd-node-feature-discovery)
         loose.append(f"{dotted} {default['version']}")
     if not loose:
@@ -315,15 +314,8 @@ def _changed_defaults(importer: _Importer, doc: Any, rendered: dict[str, set[str
     with CDI here, a v26.3 file's DCGM exporter gets a ServiceMonitor)."""
     loose = []
     for key, now, since, before in chartkeys.DEFAULT_CHANGES:
-        if importer.written_since(since):
-            continue
-        node: Any = doc
-        for part in key.split("."):
-            node = node.get(part) if hasattr(node, "get") else None
-            if node is None:
-                break
         section = key.split(".")[0]
-        if node is not None or (section != "cdi" and not _deployed(section, doc, rendered)):
+        if importer.written_since(since) or _at(doc, key) is not None or (section != "cdi" and not _deployed(section, doc, rendered)):
             continue
         loose.append(f"{key} {json.dumps(now)} (before {chartkeys.minor(since)}: {json.dumps(before)})")
     if not loose:
@@ -333,14 +325,20 @@ def _changed_defaults(importer: _Importer, doc: Any, rendered: dict[str, set[str
 
 def _deployed(section: str, doc: Any, rendered: dict[str, set[str]] | None) -> bool:
     """Does the build deploy ``section``'s operand: its components pull an image, or, when the
-    policy does not build, it is not switched off (a sandbox operand: with sandbox workloads on)."""
+    policy does not build, the switches it is deployed with (its own and those of
+    :data:`renderer.releaseimages.NEEDS`, sandbox workloads for a sandbox operand) are on, as
+    written or by default."""
     if rendered is not None:
         return bool(rendered.get(section))
-    own: Any = doc.get(section) if hasattr(doc, "get") else None
-    sandbox: Any = doc.get("sandboxWorkloads") if hasattr(doc, "get") else None
-    if hasattr(own, "get") and own.get("enabled") is False:
-        return False
-    return section not in ("ccManager",) or (hasattr(sandbox, "get") and sandbox.get("enabled") is True)
+    from renderer.releaseimages import NEEDS
+    from renderer.resolve import with_defaults
+
+    defaults = with_defaults({})
+    for switch in (section, *NEEDS.get(section, ())):
+        written = _at(doc, f"{switch}.enabled")
+        if (written if written is not None else (defaults.get(switch) or {}).get("enabled", True)) is False:
+            return False
+    return True
 
 
 def _images_built(text: str) -> dict[str, set[str]] | None:
@@ -365,7 +363,11 @@ def _images_built(text: str) -> dict[str, set[str]] | None:
 
 def _image_settings(defaults: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """(dotted path, section) of each image setting of the defaults (an ``image`` and a
-    ``version``), in :data:`PINNED`'s order first; gpu-render's own node labeller (no chart's) left out."""
+    ``version``), those the release tables of :mod:`renderer.releaseimages` pin first, in their
+    order (the main operands, then the sandbox ones); gpu-render's own node labeller (no chart's)
+    left out."""
+    from renderer.releaseimages import VERSIONS
+
     found: list[tuple[str, dict[str, Any]]] = []
     for key, section in defaults.items():
         if not isinstance(section, dict) or key == "nodeLabeller":
@@ -373,7 +375,7 @@ def _image_settings(defaults: dict[str, Any]) -> list[tuple[str, dict[str, Any]]
         for dotted, node in ((key, section), *((f"{key}.{k}", v) for k, v in section.items() if isinstance(v, dict))):
             if isinstance(node.get("image"), str) and node.get("version"):
                 found.append((dotted, node))
-    rank = {d: i for i, d in enumerate(PINNED)}
+    rank = {d: i for i, d in enumerate(dict.fromkeys(d for table in VERSIONS.values() for d in table))}
     return sorted(found, key=lambda item: rank.get(item[0], len(rank)))
 
 

@@ -104,7 +104,8 @@ def has(release: str, since: str) -> bool:
     return _RANK.get(release, len(RELEASES)) >= _RANK[since]
 
 
-def _get(data: Any, pointer: str) -> tuple[bool, Any]:
+def lookup(data: Any, pointer: str) -> tuple[bool, Any]:
+    """(found, value) of the map key at ``pointer`` (``/driver/version``) in ``data``."""
     node = data
     for part in pointer[1:].split("/"):
         if not isinstance(node, dict) or part not in node:
@@ -188,7 +189,7 @@ def release_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
             hint = f"set cluster.operatorRelease to {since} or later, or remove the key"
             out.append(Problem(file, line, col, where, message, hint=hint, code=RELEASE_CODE, severity=Severity.WARNING))
     for pointer, names in ASSET_VALUE_FROM.items():
-        found, env = _get(located.data, pointer)
+        found, env = lookup(located.data, pointer)
         if not found or not isinstance(env, list) or not _deployed(values, pointer):
             continue
         for index, item in enumerate(env):

@@ -17,7 +17,7 @@ from typing import Any
 
 from renderer.merge import Located
 from renderer.problems import Problem, Severity
-from renderer.releasegate import enabled
+from renderer.releasegate import enabled, lookup
 
 CODE = "release-images"
 
@@ -149,22 +149,13 @@ newest release's), from the charts' values.yaml of v25.10.1, v26.3.1 and v26.7.0
 are :data:`VERSIONS`; keys a release does not have are the release gate's)."""
 
 
-def _written(located: Located, dotted: str) -> bool:
-    node: Any = located.data
-    for key in dotted.split("."):
-        if not isinstance(node, dict) or key not in node:
-            return False
-        node = node[key]
-    return True
-
-
 def release_defaults(located: Located, values: dict[str, Any]) -> list[Problem]:
     """A warning at ``cluster.operatorRelease`` when the policy imitates an older release and
     leaves a key to gpu-render's default where that release's chart has another one (v26.3's
     chart creates no ServiceMonitor unless asked; v26.7's does): with one default per key, as for
     the images, the chart of every release renders the same values, so the policy says it."""
     release, table = _imitated(located, values, DEFAULTS)
-    loose = [(dotted, value) for dotted, value in table.items() if _deployed(values, dotted) and not _written(located, dotted)]
+    loose = [(dotted, value) for dotted, value in table.items() if _deployed(values, dotted) and not lookup(located.data, '/' + dotted.replace('.', '/'))[0]]
     if not loose:
         return []
     shown = ", ".join(f"{dotted}: {json.dumps(value, separators=(',', ':'))} (rendered: {json.dumps(_section(values, dotted), separators=(',', ':'))})" for dotted, value in loose)
