@@ -69,6 +69,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += sandbox_gate_rules(located, values)
     problems += docker_runtime_rules(located, values)
     problems += manual_upgrade_drain_rules(located, values)
+    problems += drain_shared_rules(located, values)
     problems += scrape_timeout_rules(located, values)
     problems += operator_fallback_rules(located)
     problems += default_config_name_rules(located)
@@ -830,6 +831,65 @@ def manual_upgrade_drain_rules(located: Located, values: dict[str, Any]) -> list
             Severity.WARNING,
         ))
     return out
+
+
+DRAIN_SHARED = {"force": "DRAIN_USE_FORCE", "timeoutSeconds": "DRAIN_TIMEOUT_SECONDS", "deleteEmptyDir": "DRAIN_DELETE_EMPTYDIR_DATA"}
+"""``gpuPodDeletion`` / ``drain`` settings k8s-driver-manager holds once, for both steps."""
+_DRAIN_MERGED = {
+    "force": "force if either says so",
+    "timeoutSeconds": "the drain's timeout",
+    "deleteEmptyDir": "emptyDir pods deleted if either says so",
+}
+
+
+def drain_shared_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """A warning where ``drain.enable`` is on and ``gpuPodDeletion`` and ``drain`` disagree on
+    ``force``, ``timeoutSeconds`` or ``deleteEmptyDir`` (the fleet's, or a pool's that writes
+    either): the operator's upgrade controller runs the two steps with their own settings;
+    k8s-driver-manager, which runs both here, reads one env var for each pair (its
+    ``DrainOptions`` serve the GPU pod eviction and the drain alike), so
+    :func:`renderer.components.driver.manager_env` merges them (force or deleteEmptyDir if
+    either says so, the drain's timeout)."""
+    fleet = (values.get("driver") or {}).get("upgradePolicy") or {}
+    pools = located.data.get("nodePools")
+    mine = located.data.get("driver")
+    places: list[tuple[str, Any]] = [("/driver", mine.get("upgradePolicy") if isinstance(mine, dict) else None)]
+    for i, pool in enumerate(pools if isinstance(pools, list) else []):
+        own = pool.get("driver") if isinstance(pool, dict) else None
+        policy = own.get("upgradePolicy") if isinstance(own, dict) else None
+        if isinstance(policy, dict) and ("drain" in policy or "gpuPodDeletion" in policy):
+            places.append((f"/nodePools/{i}/driver", policy))
+    out: list[Problem] = []
+    fleet_warns: set[str] = set()  # keys the fleet's warning covers for pools that inherit them
+    for where, policy in places:
+        written = policy if isinstance(policy, dict) else {}
+        deletion = _merged_section(fleet, written, "gpuPodDeletion")
+        drain = _merged_section(fleet, written, "drain")
+        if drain.get("enable") is not True:
+            continue
+        for key, env in DRAIN_SHARED.items():
+            if deletion.get(key) == drain.get(key):
+                continue
+            own = [sec for sec in ("drain", "gpuPodDeletion") if isinstance(written.get(sec), dict) and key in written[sec]]
+            if where == "/driver":
+                fleet_warns.add(key)
+            elif not own and key in fleet_warns:
+                continue
+            pointer = f"{where}/upgradePolicy/{own[0]}/{key}" if own else f"{where}/upgradePolicy/drain/enable"
+            out.append(_problem(
+                located,
+                pointer,
+                f"gpuPodDeletion.{key} ({json.dumps(deletion.get(key))}) and drain.{key} ({json.dumps(drain.get(key))}) differ with drain.enable: the operator's upgrade controller deletes GPU pods with the one and drains with the other; k8s-driver-manager has one setting for both ({env}), so gpu-render gives it {_DRAIN_MERGED[key]}",
+                f"set gpuPodDeletion.{key} and drain.{key} alike to say which one both steps use",
+                "drain-shared-settings",
+                Severity.WARNING,
+            ))
+    return out
+
+
+def _merged_section(fleet: dict[str, Any], written: dict[str, Any], key: str) -> dict[str, Any]:
+    base, own = fleet.get(key), written.get(key)
+    return {**(base if isinstance(base, dict) else {}), **(own if isinstance(own, dict) else {})}
 
 
 def docker_runtime_rules(located: Located, values: dict[str, Any]) -> list[Problem]:

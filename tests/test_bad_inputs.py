@@ -106,6 +106,13 @@ CASES = [
       "and nothing drains the node; gpu-render's driver manager drains it whenever a driver pod is replaced (keep it to have gpu-render drain on a manual "
       "upgrade (docs/controller-less.md), or remove it to upgrade as the operator's driver manager does (GPU pods evicted, no drain))"]),
     ("manual-upgrade-drain-auto", POOL + "driver:\n  upgradePolicy:\n    drain: {enable: true}\n", None, []),
+    # k8s-driver-manager holds one force/timeout/emptyDir setting for the GPU pod eviction and the drain
+    ("drain-shared-settings", POOL + "driver:\n  upgradePolicy:\n    drain: {enable: true, force: true}\n", None,
+     ["values.yaml:6:34: /driver/upgradePolicy/drain/force: warning: gpuPodDeletion.force (false) and drain.force (true) differ with drain.enable: the "
+      "operator's upgrade controller deletes GPU pods with the one and drains with the other; k8s-driver-manager has one setting for both (DRAIN_USE_FORCE), "
+      "so gpu-render gives it force if either says so (set gpuPodDeletion.force and drain.force alike to say which one both steps use)"]),
+    ("drain-shared-settings-alike", POOL + "driver:\n  upgradePolicy:\n    gpuPodDeletion: {force: true}\n    drain: {enable: true, force: true}\n", None, []),
+    ("drain-shared-settings-drain-off", POOL + "driver:\n  upgradePolicy:\n    drain: {force: true}\n", None, []),
     ("unknown-key-wrong-case", "DevicePlugin: {}\n", None,
      ["values.yaml:1:1: /DevicePlugin: unknown key 'DevicePlugin' (did you mean 'devicePlugin'?)"]),
     ("unknown-keys-all-reported", "driver:\n  foo: 1\n  bar: 2\n", None,
