@@ -18,6 +18,7 @@ lists are removed by the importer with that reason.
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -79,6 +80,30 @@ EXTERNAL_DRIVERS_WHY = (
 deploy the driver of ``driver.*`` on every pool)."""
 
 
+OPERATOR_VERSION = "operator.version"
+OPERATOR_VERSION_WHY = (
+    "the operator's image, which decides what it deploys: a release gpu-render imitates becomes "
+    "cluster.operatorRelease; another is removed, and the build renders what the newest release deploys"
+)
+def operator_release(version: object) -> tuple[str | None, str] | None:
+    """The rule of ``operator.version``: (``cluster.operatorRelease`` value or None, why), or None
+    when the file leaves the version to the chart (empty)."""
+    from renderer.releasegate import RELEASES  # the minor releases cluster.operatorRelease takes
+
+    if not isinstance(version, str) or not version.strip():
+        return None
+    tag = version.strip()
+    parts = tag.removeprefix("v").split(".")
+    release = f"v{parts[0]}.{parts[1]}" if len(parts) >= 2 else ""
+    if release not in RELEASES:
+        return None, (
+            f"operator {tag} built this cluster's operands; gpu-render renders them as the newest GPU Operator "
+            f"release does (cluster.operatorRelease imitates {', '.join(RELEASES)} only), so the first sync changes "
+            "what that operator deployed: build and compare before you switch (gpu-render diff)"
+        )
+    return release, f"operator {tag} deploys the operands of {release}: the release gpu-render imitates"
+
+
 def external_drivers(driver: object) -> bool:
     """Does a ``driver`` section leave every driver to NVIDIADriver resources made outside the chart
     (``nvidiaDriverCRD.enabled`` with ``deployDefaultCR: false``, the driver enabled)? As helm reads
@@ -86,9 +111,9 @@ def external_drivers(driver: object) -> bool:
     if not hasattr(driver, "get"):
         return False
     crd = driver.get("nvidiaDriverCRD")
-    if not hasattr(crd, "get") or not _truthy(crd.get("enabled")):
+    if not hasattr(crd, "get") or not truthy(crd.get("enabled")):
         return False
-    return _falsy(crd.get("deployDefaultCR", True)) and not _falsy(driver.get("enabled", True))
+    return falsy(crd.get("deployDefaultCR", True)) and not falsy(driver.get("enabled", True))
 
 
 def kept(key: str, parent: object) -> bool:
@@ -97,20 +122,42 @@ def kept(key: str, parent: object) -> bool:
     return key == DRIVER_CRD and external_drivers(parent)
 
 
-DEFAULT_CHANGES: tuple[tuple[str, object, str, object], ...] = (
-    ("cdi.enabled", True, "v25.10", False),
-    ("ccManager.enabled", True, "v26.3", False),
-    ("ccManager.defaultMode", "on", "v26.3", "off"),
-    ("dcgmExporter.serviceMonitor.enabled", True, "v26.7", False),
+_AUTO_DRAIN_ENV = [
+    {"name": "ENABLE_GPU_POD_EVICTION", "value": "true"},
+    {"name": "ENABLE_AUTO_DRAIN", "value": "true"},
+    {"name": "DRAIN_USE_FORCE", "value": "false"},
+    {"name": "DRAIN_POD_SELECTOR_LABEL", "value": ""},
+    {"name": "DRAIN_TIMEOUT_SECONDS", "value": "0s"},
+    {"name": "DRAIN_DELETE_EMPTYDIR_DATA", "value": "false"},
+]
+DEFAULT_CHANGES: tuple[tuple[str, object, str, object, str], ...] = (
+    ("cdi.enabled", True, "v25.10", False, ""),
+    ("ccManager.enabled", True, "v26.3", False, ""),
+    ("ccManager.defaultMode", "on", "v26.3", "off", ""),
+    ("dcgmExporter.serviceMonitor.enabled", True, "v26.7", False, ""),
+    ("dcgm.enabled", False, "v1.10", True, "v1.8"),
+    ("driver.manager.env", [], "v22.9", _AUTO_DRAIN_ENV, "v1.8"),
+    ("validator.plugin.env", [], "v23.6", [{"name": "WITH_WORKLOAD", "value": "true"}], ""),
 )
-"""(key, its default now, the first release with it, the default of every release before): chart
-defaults that changed (from the charts' values files; image versions aside), which a values
-file written for an older chart relies on when it leaves the key out."""
+"""(key, its default now, the first release with it, the default of the releases before, the
+first of those, "" for every one): chart defaults that changed (from the charts' values files;
+image versions aside), which a values file written for an older chart relies on when it
+leaves the key out. The standalone DCGM ran by default in charts 1.8 and 1.9; the driver
+manager drained the node (``ENABLE_AUTO_DRAIN``) in charts 1.8 to 22.9.1; plugin validation
+ran a GPU workload pod (``WITH_WORKLOAD``) up to 23.3."""
+
+
+def shown(value: object) -> str:
+    """A default as the importer's notes print it: an env list as ``[NAME=value, ...]``, else JSON."""
+    if isinstance(value, list) and value and all(isinstance(e, dict) and set(e) == {"name", "value"} for e in value):
+        return "[" + ", ".join(f"{e['name']}={e['value']}" for e in value) + "]"
+    return json.dumps(value)
 
 
 BY_VALUE: dict[str, tuple[str, str]] = {
     DEFAULT_RUNTIME: ("moved to `cluster.containerRuntime`; `docker` removed", DEFAULT_RUNTIME_UNREAD),
     OPEN_MODULES: ("`true`: `driver.kernelModuleType: open`; `false` removed", OPEN_MODULES_WHY),
+    OPERATOR_VERSION: ("v25.10, v26.3 or v26.7: moved to `cluster.operatorRelease`; another release removed", OPERATOR_VERSION_WHY),
     f"{DRIVER_CRD}.deployDefaultCR": ("`false` beside `enabled: true`: `driver.nvidiaDriverCRD` kept, which `validate` refuses; else removed", EXTERNAL_DRIVERS_WHY),
 }
 """The keys the importer treats by their value (:mod:`renderer.migrate`), as the migration
@@ -123,19 +170,22 @@ def by_value(key: str, value: object, written_since: Callable[[str], bool]) -> t
     for removed; the value there; why), or None where :data:`MOVES` and :func:`fate` decide."""
     if key == DEFAULT_RUNTIME and value == CHART_DEFAULT_RUNTIME:
         return (None, None, DEFAULT_RUNTIME_UNREAD) if written_since("v1.9") else ("cluster.containerRuntime", value, DEFAULT_RUNTIME_READ)
-    if key == OPEN_MODULES and _truthy(value) and not written_since("v25.3"):
+    if key == OPERATOR_VERSION and (rule := operator_release(value)) is not None:
+        release, why = rule
+        return (None, None, why) if release is None else ("cluster.operatorRelease", release, why)
+    if key == OPEN_MODULES and truthy(value) and not written_since("v25.3"):
         return "driver.kernelModuleType", "open", OPEN_MODULES_WHY
     return None
 
 
-def _truthy(value: object) -> bool:
+def truthy(value: object) -> bool:
     """True as helm reads it (YAML 1.1; the chart prints the value unquoted into the ClusterPolicy):
     ``true``, and ``'true'``, ``yes``, ``on`` that the importer's round trip keeps as strings."""
     return value is True or (isinstance(value, str) and value.lower() in ("true", "yes", "on"))
 
 
-def _falsy(value: object) -> bool:
-    """False as helm reads it, the counterpart of :func:`_truthy`."""
+def falsy(value: object) -> bool:
+    """False as helm reads it, the counterpart of :func:`truthy`."""
     return value is False or (isinstance(value, str) and value.lower() in ("false", "no", "off"))
 
 

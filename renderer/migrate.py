@@ -11,7 +11,6 @@ Adds the ``cluster`` and ``nodePools`` sections the operator would have discover
 from __future__ import annotations
 
 import io
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -58,6 +57,8 @@ class _Importer:
         self.newest: tuple[int, str] | None = None
         """The file's key that came last to the chart, with its first release's index
         (:func:`_newest_key`)."""
+        self.operator: tuple[int, ...] | None = None
+        """The minor release of the file's ``operator.version`` (its chart's), when it names one."""
 
     def walk(self, node: Any, prefix: str) -> None:
         from ruamel.yaml.comments import CommentedMap
@@ -115,6 +116,8 @@ class _Importer:
     def written_since(self, minor: str) -> bool:
         """Does the file have a key that first came to the chart in release ``minor`` (``v25.3``)
         or later (so it was written for such a chart)?"""
+        if self.operator is not None and self.operator >= _minor(minor):
+            return True  # the operator's version names the chart: v25.10.1 is chart 25.10's
         releases = chartkeys.chart_keys()[0]
         return self.newest is not None and _minor(releases[self.newest[0]]) >= _minor(minor)
 
@@ -239,6 +242,13 @@ def _minor(tag: str) -> tuple[int, ...]:
     return tuple(int(x) for x in chartkeys.minor(tag).split("."))
 
 
+def _operator_minor(doc: Any) -> tuple[int, ...] | None:
+    """(25, 10) for ``operator.version: v25.10.1``: the chart the file was written for (charts
+    pin the operator's image to their own release), or None."""
+    found = re.match(r"v?(\d+)\.(\d+)", str(_at(doc, "operator.version") or "").strip())
+    return (int(found[1]), int(found[2])) if found else None
+
+
 def _newest_key(doc: Any) -> tuple[int, str] | None:
     """The chart key of ``doc`` whose first release is the newest (the file was written for that
     release or a later one), with that release's index, or None when it has no chart key."""
@@ -313,11 +323,14 @@ def _changed_defaults(importer: _Importer, doc: Any, rendered: dict[str, set[str
     relied on the old default, and gpu-render renders the new one (a v24.9 file's operands run
     with CDI here, a v26.3 file's DCGM exporter gets a ServiceMonitor)."""
     loose = []
-    for key, now, since, before in chartkeys.DEFAULT_CHANGES:
-        section = key.split(".")[0]
-        if importer.written_since(since) or _at(doc, key) is not None or (section != "cdi" and not _deployed(section, doc, rendered)):
+    for key, now, since, before, first in chartkeys.DEFAULT_CHANGES:
+        section = "devicePlugin" if key.startswith("validator.plugin.") else key.split(".")[0]  # it validates the plugin
+        if importer.written_since(since) or (first and not importer.written_since(first)) or _at(doc, key) is not None:
             continue
-        loose.append(f"{key} {json.dumps(now)} (before {chartkeys.minor(since)}: {json.dumps(before)})")
+        # an operand switched off by the new default (the standalone DCGM) was deployed before
+        if section != "cdi" and not (key == f"{section}.enabled" and before is True) and not _deployed(section, doc, rendered):
+            continue
+        loose.append(f"{key} {chartkeys.shown(now)} (before {chartkeys.minor(since)}: {chartkeys.shown(before)})")
     if not loose:
         return ""
     return _older_chart(f"leaves out {', '.join(loose)}", "write each key as the cluster has it, or the build changes it")
@@ -336,7 +349,8 @@ def _deployed(section: str, doc: Any, rendered: dict[str, set[str]] | None) -> b
     defaults = with_defaults({})
     for switch in (section, *NEEDS.get(section, ())):
         written = _at(doc, f"{switch}.enabled")
-        if (written if written is not None else (defaults.get(switch) or {}).get("enabled", True)) is False:
+        # a quoted "false" too: the policy refuses it (so does not build), the chart printed it unquoted
+        if chartkeys.falsy(written if written is not None else (defaults.get(switch) or {}).get("enabled", True)):
             return False
     return True
 
@@ -397,6 +411,7 @@ def import_values(raw: bytes, path: str) -> Imported:
         raise UserError(f"{path}: a GPU Operator values file is a mapping of keys", problems=problems)
     importer = _Importer(raw, _schema())
     importer.newest = _newest_key(doc)
+    importer.operator = _operator_minor(doc)
     importer.walk(doc, "")
     _driver_args(doc, importer.notes)
     if "cluster" not in doc:

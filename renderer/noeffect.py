@@ -18,6 +18,7 @@ any item of a list (``/nodePools/*/...``).
 from __future__ import annotations
 
 OPERATOR_ONLY: dict[str, str] = {
+    "/operator/version": "the operator's image decides which release's operands it deploys; gpu-render renders the release cluster.operatorRelease names (v25.10, v26.3 or v26.7; default the newest): set that instead",
     "/operator": "gpu-render deploys no operator controller; its Deployment settings have no effect",
     "/clusterPolicy": "no ClusterPolicy is rendered; objects are rendered directly",
     "/gpuCluster": "no GPUCluster CR is rendered; set nodePools[].resourceAllocation: dra for the DRA stack",

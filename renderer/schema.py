@@ -506,9 +506,12 @@ def operator_only_warnings(located: Located) -> list[Problem]:
     defaults = _defaults()
     out = []
     for listed, why in NO_EFFECT.items():
+        inner = {other[len(listed) + 1 :].split("/")[0] for other in NO_EFFECT if other.startswith(listed + "/")}
         for pointer, value in _expand(located.data, listed):
             if value in ([], {}):
                 continue
+            if inner and isinstance(value, dict) and set(value) <= inner:
+                continue  # only keys with a reason of their own (operator.version)
             if listed not in OPERATOR_ONLY and _same_as_default(value, _expand(defaults, listed)):
                 continue  # written as the default: nothing is lost
             file, line, col = located.locate(pointer, key=True)

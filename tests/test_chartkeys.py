@@ -251,10 +251,37 @@ def test_changed_chart_defaults_a_file_relies_on_are_named() -> None:
     assert "cdi.enabled true (before 25.10: false)" in old and "dcgmExporter.serviceMonitor.enabled true (before 26.7: false)" in old
     assert "ccManager" not in old  # no sandbox workloads: cc-manager is not deployed either way
     assert "# Defaults that changed since older charts:" in import_values(b"driver:\n  useOpenKernelModules: true\n", "v24.9.yaml").text
-    written = import_values(b"cdi:\n  enabled: false\ndcgmExporter:\n  enabled: false\n", "off.yaml").defaults
+    written = import_values(b"cdi:\n  enabled: false\ndcgmExporter:\n  enabled: false\nvalidator:\n  plugin:\n    env: [{name: WITH_WORKLOAD, value: 'true'}]\n", "off.yaml").defaults
     assert written == ""
     v26_3 = import_values(b"sandboxWorkloads:\n  enabled: true\n  mode: kata\n", "v26.3.yaml").defaults  # mode: a key of 26.3
     assert v26_3.startswith("the file leaves out dcgmExporter.serviceMonitor.enabled true (before 26.7: false):")
+
+
+def test_old_chart_defaults_that_deployed_more_are_named() -> None:
+    """Charts 1.8 and 1.9 ran the standalone DCGM, 1.8 to 22.9.1 had the driver manager drain the
+    node, and up to 23.3 plugin validation ran a GPU workload pod: a file of such a chart that
+    leaves the key out relied on it (a v1.7 file had neither DCGM nor the driver manager)."""
+    v1_9 = import_values(b"operator:\n  version: v1.9.1\n", "v1.9.yaml").defaults
+    assert "dcgm.enabled false (before 1.10: true)" in v1_9
+    assert "driver.manager.env [] (before 22.9: [ENABLE_GPU_POD_EVICTION=true, ENABLE_AUTO_DRAIN=true," in v1_9
+    assert "validator.plugin.env [] (before 23.6: [WITH_WORKLOAD=true])" in v1_9
+    v1_7 = import_values(b"driver:\n  version: '470'\n", "v1.7.yaml").defaults  # no key newer than 1.7
+    assert "dcgm.enabled" not in v1_7 and "driver.manager.env" not in v1_7 and "validator.plugin.env" in v1_7
+    no_plugin = import_values(b"operator:\n  version: v23.3.2\ndevicePlugin:\n  enabled: false\n", "v23.3.yaml").defaults
+    assert "validator.plugin.env" not in no_plugin  # no plugin, no plugin validation
+
+
+def test_operator_version_names_the_release() -> None:
+    """`operator.version` of a release gpu-render imitates becomes cluster.operatorRelease (and
+    dates the file); an older operator is removed with what the build does instead."""
+    new = import_values(b"operator:\n  version: v25.10.1\n", "v25.10.yaml")
+    assert yamlio.load(new.text)["cluster"]["operatorRelease"] == "v25.10"
+    assert "cdi.enabled" not in new.defaults  # chart 25.10's default already
+    old = import_values(b"operator:\n  version: v23.3.2\n", "v23.3.yaml")
+    assert "operator" not in yamlio.load(old.text) and "operatorRelease" not in yamlio.load(old.text)["cluster"]
+    ((_key, why),) = [d for d in old.dropped if d[0] == "operator.version"]
+    assert why.startswith("operator v23.3.2 built this cluster's operands; gpu-render renders them as the newest GPU Operator release does")
+    assert all("built this cluster" not in why for _, why in import_values(b"operator:\n  version: ''\n", "empty.yaml").dropped)
 
 
 def test_older_keys_beside_later_ones_are_removed_not_moved() -> None:
