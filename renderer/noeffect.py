@@ -32,7 +32,7 @@ OPERATOR_ONLY: dict[str, str] = {
     "/driver/nvidiaDriverCRD": "no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver",
     "/driver/useNvidiaDriverCRD": "no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver",
     "/driver/useOpenKernelModules": "read by charts 23.9 to 24.9 only (the open kernel modules); the operator reads driver.kernelModuleType since v25.3: use it",
-    "/cdi/default": "deprecated and ignored upstream too",
+    "/cdi/default": "charts 23.3 to 25.3 put the toolkit in CDI mode with it (NVIDIA_CONTAINER_RUNTIME_MODE=cdi); from 25.10 the operator does so whenever cdi.enabled is on, and gpu-render renders that",
     "/driver/upgradePolicy/waitForCompletion": "the upgrade controller is part of the operator; the DaemonSet controller and k8s-driver-manager do not wait for jobs (GPU pods are evicted after gpuPodDeletion.timeoutSeconds)",
 }
 
