@@ -62,6 +62,9 @@ def operator_fallbacks(full: dict[str, Any]) -> None:
         if isinstance(section, dict) and section.get("version") == "":
             section["version"] = _defaults()[key]["version"]
     _default_config_names(full)
+    _metrics_text(full)
+    for section in ("devicePlugin", "migManager"):
+        _last_entry_trimmed(full, section)
     common = full.get("daemonsets")
     if not isinstance(common, dict):
         return
@@ -69,6 +72,35 @@ def operator_fallbacks(full: dict[str, Any]) -> None:
         common["tolerations"] = [dict(t) for t in ASSET_TOLERATIONS]
     if common.get("priorityClassName") == "":
         common["priorityClassName"] = ASSET_PRIORITY_CLASS
+
+
+def _metrics_text(full: dict[str, Any]) -> None:
+    """``dcgmExporter.config.data`` as the operator's chart prints it into the ConfigMap: a ``|``
+    block of its lines, which ends in exactly one newline (blank lines at the end dropped, one
+    added where it has none). Here in the model, so the static render and the chart's values
+    carry the same text, which the chart's template takes as it is."""
+    exporter = full.get("dcgmExporter")
+    config = exporter.get("config") if isinstance(exporter, dict) else None
+    if not isinstance(config, dict):
+        return
+    data = config.get("data")
+    if isinstance(data, str) and data.strip("\n"):
+        config["data"] = data.rstrip("\n") + "\n"
+
+
+def _last_entry_trimmed(full: dict[str, Any], section: str) -> None:
+    """``<section>.config.data`` as the operator's chart prints it: ``toYaml`` of the map (keys
+    sorted) and then ``{{- end }}``, which trims the blank lines a ``|+`` block of the last
+    entry ends in: that entry's text ends in one newline."""
+    parent = full.get(section)
+    config = parent.get("config") if isinstance(parent, dict) else None
+    data = config.get("data") if isinstance(config, dict) else None
+    if not isinstance(data, dict) or not data:
+        return
+    last = max(data, key=str)
+    text = data[last]
+    if isinstance(text, str) and text.endswith("\n\n") and text.strip("\n"):
+        data[last] = text.rstrip("\n") + "\n"
 
 
 DEFAULT_CONFIG_MAPS = (

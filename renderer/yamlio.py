@@ -59,6 +59,32 @@ class _OutDumper(_Dumper):
 
 _OutDumper.add_representer(str, _str_representer)
 
+
+class _EmbeddedDumper(_OutDumper):
+    """:class:`_OutDumper` for YAML printed inside a larger text (a chart's values.yaml, its
+    templates): a string that ends in blank lines is double-quoted, where a ``|+`` block would
+    end the document (``...``) and lose its blank lines to a template's ``{{-``."""
+
+
+def _embedded_str(dumper: Any, data: str) -> yaml.Node:
+    if data.endswith("\n\n"):
+        node: yaml.Node = dumper.represent_scalar(_STR_TAG, data, style='"')
+        return node
+    return _str_representer(dumper, data)
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_EmbeddedDumper.add_representer(str, _embedded_str)
+
+
+def dump_embedded(obj: Any) -> str:
+    """:func:`dump` of ``obj`` for a place inside a larger YAML text: the same text unless a
+    string in it ends in blank lines (then double-quoted, :class:`_EmbeddedDumper`)."""
+    text = dump(obj)
+    if "|+" not in text and not text.endswith("\n...\n"):
+        return text
+    return str(yaml.dump(obj, Dumper=_EmbeddedDumper, sort_keys=False, default_flow_style=False, width=10**9, allow_unicode=True))
+
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"

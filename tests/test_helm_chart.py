@@ -1917,3 +1917,45 @@ def test_schema_text_refuses_what_it_does_not_know(value: Any) -> None:
 
     with pytest.raises(TypeError):
         _json_text(value, "\n")
+
+
+CONFIG_DATA_FLEET = """nodePools:
+  - name: ubuntu2204
+    os: {id: ubuntu, version: "22.04"}
+    kernel: 5.15.0-1040-nvidia
+dcgmExporter:
+  config: {name: custom-metrics, create: true, data: "DCGM_FI_DEV_SM_CLOCK, gauge, SM clock\\n\\n\\n"}
+migManager:
+  config:
+    name: custom-mig
+    create: true
+    data:
+      a-notes.txt: "kept as written\\n\\n"
+      config.yaml: "version: v1\\nmig-configs:\\n  all-disabled:\\n    - devices: all\\n      mig-enabled: false\\n\\n"
+"""
+
+CONFIG_DATA_MIG = "version: v1\nmig-configs:\n  all-disabled:\n    - devices: all\n      mig-enabled: false"
+
+CONFIG_DATA = {
+    "metrics-other": 'dcgmExporter: {config: {data: "DCGM_FI_DEV_GPU_UTIL, gauge, GPU utilization"}}\n',
+    "mig-trailing": 'migManager: {config: {data: {config.yaml: "version: v1\\n\\n\\n"}}}\n',
+}
+
+
+def test_config_data_ending_in_blank_lines_is_printed_and_reproduced(helm: str, tmp_path: Path) -> None:
+    """ConfigMap data that ends in blank lines (a metrics CSV, a MIG config pasted with them) is
+    printed double-quoted in values.yaml and the templates, where a `|+` block would end the
+    document (`...`). As the operator's chart prints them, the DCGM exporter's CSV ends in one
+    newline and so does the last entry of a `config.data` map (`toYaml` then `{{- end }}`);
+    a cluster with its own CSV or MIG config is reproduced from the chart."""
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(CONFIG_DATA_FLEET)
+    chart, p = _fleet_of(tmp_path, CONFIG_DATA, fleet)
+    got = _template(helm, chart)
+    assert normalise(got) == normalise(static_objects(p.base))
+    data = {o["metadata"]["name"]: o["data"] for o in got if o["kind"] == "ConfigMap"}
+    assert data["custom-metrics"] == {"dcgm-metrics.csv": "DCGM_FI_DEV_SM_CLOCK, gauge, SM clock\n"}
+    assert data["custom-mig"] == {"a-notes.txt": "kept as written\n\n", "config.yaml": CONFIG_DATA_MIG + "\n"}
+    values = (chart / "values.yaml").read_text()
+    assert "\n...\n" not in values and 'a-notes.txt: "kept as written\\n\\n"' in values
+    _reproduced(helm, chart, p, sorted(CONFIG_DATA))

@@ -213,3 +213,13 @@ def test_every_golden_document_dumps_and_loads_the_same(name: str) -> None:
         assert yamlio.load_all(text) == docs, path
         for doc in docs:
             assert yamlio.dump(doc) == reference_dump(doc), path
+
+
+def test_dump_embedded_quotes_strings_that_end_in_blank_lines() -> None:
+    """A `|+` block ends its document (`...`) and a template's `{{-` would trim its blank lines:
+    inside a larger text such a string is double-quoted; every other value prints as `dump`."""
+    value = {"data": {"a.csv": "x\n\n", "b.csv": "y\n"}, "n": 1}
+    text = yamlio.dump_embedded(value)
+    assert "..." not in text and '"x\\n\\n"' in text and yamlio.load(text) == value
+    plain = {"data": {"b.csv": "y\nz\n"}}
+    assert yamlio.dump_embedded(plain) == yamlio.dump(plain)

@@ -155,16 +155,16 @@ def service(model: Model) -> Obj:
 
 
 def metrics_configmap(model: Model) -> Obj | None:
-    """The user's metrics CSV as a ConfigMap, when ``config.create`` and data are given."""
+    """The user's metrics CSV as a ConfigMap, when ``config.create`` and data are given (the
+    text as the model holds it: ending in one newline, :func:`renderer.resolve.operator_fallbacks`)."""
     cfg = metrics_config(model)
     if not (cfg.get("create") and cfg.get("data") and cfg.get("name")):
         return None
-    text = str(cfg["data"])
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": c.meta(str(cfg["name"]), model, lbls=c.labels(NAME)),
-        "data": {METRICS_FILE: text if text.endswith("\n") else text + "\n"},
+        "data": {METRICS_FILE: str(cfg["data"])},
     }
 
 

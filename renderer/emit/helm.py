@@ -464,8 +464,7 @@ def values_yaml(values: dict[str, Any], schema: dict[str, Any], fixed: set[tuple
         pad = "  " * (len(path) - 1)
         lines.append(f"{pad}# -- {desc or '.'.join(path)}".rstrip())
         if leaf:
-            dumped = yamlio.dump({path[-1]: value}).rstrip("\n").split("\n")
-            lines += [pad + line for line in dumped]
+            lines += [pad + line for line in yamlio.dump_embedded({path[-1]: value}).rstrip("\n").split("\n")]
         else:
             lines.append(f"{pad}{yamlio.dump({path[-1]: None}).split(':')[0]}:")
     return "\n".join(lines) + "\n"

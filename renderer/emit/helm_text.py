@@ -242,7 +242,7 @@ def _dump(value: Any, room: int = WIDTH - 40) -> list[str]:
 
 def _lines_of(value: Any) -> tuple[str, ...]:
     """``value`` as YAML lines, as the base prints it."""
-    return tuple(escape(yamlio.dump(value)).rstrip("\n").split("\n"))
+    return tuple(escape(yamlio.dump_embedded(value)).rstrip("\n").split("\n"))
 
 
 def _fitted(value: Any, lines: tuple[str, ...], room: int) -> tuple[str, ...]:
