@@ -154,22 +154,28 @@ def shown(value: object) -> str:
     return json.dumps(value)
 
 
+NRI_WITHOUT_CDI = "the chart writes cdi.nriPluginEnabled into the ClusterPolicy only with cdi.enabled: with CDI off the operator never read it"
+
+
 BY_VALUE: dict[str, tuple[str, str]] = {
     DEFAULT_RUNTIME: ("moved to `cluster.containerRuntime`; `docker` removed", DEFAULT_RUNTIME_UNREAD),
     OPEN_MODULES: ("`true`: `driver.kernelModuleType: open`; `false` removed", OPEN_MODULES_WHY),
     OPERATOR_VERSION: ("v25.10, v26.3 or v26.7: moved to `cluster.operatorRelease`; another release removed", OPERATOR_VERSION_WHY),
+    "cdi.nriPluginEnabled": ("removed beside `cdi.enabled: false`; else kept", NRI_WITHOUT_CDI),
     f"{DRIVER_CRD}.deployDefaultCR": ("`false` beside `enabled: true`: `driver.nvidiaDriverCRD` kept, which `validate` refuses; else removed", EXTERNAL_DRIVERS_WHY),
 }
 """The keys the importer treats by their value (:mod:`renderer.migrate`), as the migration
 table shows them."""
 
 
-def by_value(key: str, value: object, written_since: Callable[[str], bool]) -> tuple[str | None, object, str] | None:
+def by_value(key: str, value: object, written_since: Callable[[str], bool], parent: object = None) -> tuple[str | None, object, str] | None:
     """The rule of a key whose fate depends on its value and on the chart the file was written
     for (``written_since("v1.9")``: it has a key of that release or later): (destination, or None
     for removed; the value there; why), or None where :data:`MOVES` and :func:`fate` decide."""
     if key == DEFAULT_RUNTIME and value == CHART_DEFAULT_RUNTIME:
         return (None, None, DEFAULT_RUNTIME_UNREAD) if written_since("v1.9") else ("cluster.containerRuntime", value, DEFAULT_RUNTIME_READ)
+    if key == "cdi.nriPluginEnabled" and hasattr(parent, "get") and falsy(parent.get("enabled", True)):
+        return None, None, NRI_WITHOUT_CDI
     if key == OPERATOR_VERSION and (rule := operator_release(value)) is not None:
         release, why = rule
         return (None, None, why) if release is None else ("cluster.operatorRelease", release, why)
@@ -198,6 +204,11 @@ MOVES: tuple[Move, ...] = (
     ),
     Move("operator.runtimeClass", "cluster.runtimeClass", "the name of the RuntimeClass the operator creates and the toolkit configures (CONTAINERD_RUNTIME_CLASS)"),
     Move("platform.openshift", "cluster.capabilities.openshift", "gpu-render does not probe the cluster; say it is OpenShift"),
+    Move(
+        "devicePlugin.mps.root",
+        None,
+        "the chart has the key but never writes it into the ClusterPolicy (no release's template does): the operator keeps /run/nvidia/mps",
+    ),
     # the NFD subchart's values that gpu-render's own NFD renders
     Move("node-feature-discovery.worker.tolerations", "nfd.worker.tolerations", "NFD is rendered by gpu-render: worker tolerations (a tainted GPU pool needs them)"),
     Move("node-feature-discovery.worker.resources", "nfd.worker.resources", "NFD is rendered by gpu-render"),
@@ -232,7 +243,11 @@ MOVES: tuple[Move, ...] = (
     Move("driver.rollingUpdate.maxUnavailable", "driver.upgradePolicy.maxUnavailable", "became driver.upgradePolicy in v22.9"),
     Move("*.tolerations", "daemonsets.tolerations", _SCHEDULING),
     Move("*.priorityClassName", "daemonsets.priorityClassName", _SCHEDULING),
-    Move("*.podSecurityContext", "daemonsets.podSecurityContext", "per-component pod security contexts became daemonsets.podSecurityContext in v1.8"),
+    Move(
+        "*.podSecurityContext",
+        None,
+        "a pod security context per component, which the chart passed on up to 1.7; from 1.8 the operator takes none from the chart (daemonsets.podSecurityContext is a ClusterPolicy field of 26.3 that no chart writes)",
+    ),
     # removed, no equivalent
     Move("*.affinity", None, "per-component affinity was removed in v1.8; gpu-render's operands select GPU nodes by labels (use nodePools[].driver.nodeSelector or overlay patches)"),
     Move("*.nodeSelector.nvidia.com/gpu.present", None, _SELECTOR),
@@ -326,6 +341,32 @@ def schema_node(schema: dict[str, Any], key: str) -> dict[str, Any] | None:
     return node
 
 
+IGNORED_BY_HELM = (
+    "no GPU Operator chart release has {key}: Helm ignored it, so the operator never read it "
+    "(gpu-render's policy has the key: write it there to have it)"
+)
+
+
+@lru_cache(maxsize=1)
+def _chart_paths() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """(every chart key, every section that holds chart keys, the top-level sections of the chart)."""
+    keys = frozenset(chart_keys()[1])
+    sections = frozenset(".".join(k.split(".")[:n]) for k in keys for n in range(1, k.count(".") + 1))
+    return keys, sections, frozenset(k.split(".")[0] for k in keys)
+
+
+def helm_ignored(key: str) -> bool:
+    """Is ``key`` (dotted, a policy key) one no chart release has, in a section of the chart
+    (``daemonsets.podSecurityContext``): a chart values file that sets it had it ignored by Helm.
+    gpu-render's own sections (``cluster``, ``nodePools``, ...) and keys inside a chart key's
+    free-form value are not."""
+    keys, sections, tops = _chart_paths()
+    if key in keys or key in sections or key.split(".")[0] not in tops:
+        return False
+    parts = key.split(".")
+    return not any(".".join(parts[:n]) in keys for n in range(1, len(parts)))
+
+
 def fate(key: str, schema: dict[str, Any]) -> tuple[str, str | None, str]:
     """(``kept`` | ``moved`` | ``removed`` | ``refused``, destination, reason) of a dotted chart key.
 
@@ -341,6 +382,8 @@ def fate(key: str, schema: dict[str, Any]) -> tuple[str, str | None, str]:
             if pointer == op or pointer.startswith(op + "/"):
                 return "removed", None, why
         if schema_node(schema, key) is not None:
+            if helm_ignored(key):
+                return "removed", None, IGNORED_BY_HELM.format(key=key)
             return "kept", key, ""
         if key in chart_keys()[1] or any(k.startswith(key + ".") for k in chart_keys()[1]):
             move = find_move(key)  # older keys of a chart release only, never a typo

@@ -69,7 +69,7 @@ class _Importer:
             dotted = f"{prefix}.{key}" if prefix else str(key)
             status, to, why = chartkeys.fate(dotted, self.schema)
             value = node[key]
-            if status == "kept" and value is None and self.dropped_null(node, key, dotted):
+            if status == "kept" and self.taken_out(node, key, dotted):
                 continue
             if status == "kept":
                 self.coerce(node, key, dotted)
@@ -99,10 +99,17 @@ class _Importer:
                 self.dropped.append((dotted, f"{why}: {', '.join(left)}" if left else why))
             del node[key]
 
+    def taken_out(self, node: Any, key: Any, dotted: str) -> bool:
+        """Take out a kept key written with no value (:meth:`dropped_null`) or whose value (or its
+        section's) says the chart never passed it on (:meth:`by_value`): True when taken out."""
+        if node[key] is None and self.dropped_null(node, key, dotted):
+            return True
+        return dotted in chartkeys.BY_VALUE and self.by_value(node, key, dotted)
+
     def by_value(self, node: Any, key: Any, dotted: str) -> bool:
         """Apply :func:`chartkeys.by_value` to ``node[key]``: True when it decided (the key is
         taken out, moved or removed)."""
-        rule = chartkeys.by_value(dotted, node[key], self.written_since)
+        rule = chartkeys.by_value(dotted, node[key], self.written_since, node)
         if rule is None:
             return False
         to, value, why = rule

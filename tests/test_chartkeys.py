@@ -101,7 +101,7 @@ def test_the_nfd_charts_newer_keys_move_and_the_others_are_named() -> None:
     ("text", "gone", "where"),
     [
         ("driver:\n  rollingUpdate: {maxUnavailable: 1}\n", "driver.rollingUpdate.maxUnavailable", ("driver", "upgradePolicy", "maxUnavailable")),
-        ("gfd:\n  podSecurityContext: {runAsUser: 0}\n", "gfd.podSecurityContext", ("daemonsets", "podSecurityContext", "runAsUser")),
+        ("gfd:\n  podSecurityContext: {runAsUser: 0}\n", "gfd.podSecurityContext", None),  # passed on up to 1.7 only
         ("toolkit:\n  securityContext: {privileged: true}\n", "toolkit.securityContext", None),
         ("driver:\n  repoConfig: {configMapName: repo, destinationDir: /etc/yum.repos.d}\n", "driver.repoConfig.destinationDir", None),
     ],
@@ -282,6 +282,26 @@ def test_operator_version_names_the_release() -> None:
     ((_key, why),) = [d for d in old.dropped if d[0] == "operator.version"]
     assert why.startswith("operator v23.3.2 built this cluster's operands; gpu-render renders them as the newest GPU Operator release does")
     assert all("built this cluster" not in why for _, why in import_values(b"operator:\n  version: ''\n", "empty.yaml").dropped)
+
+
+def test_keys_the_chart_never_passes_on_are_removed() -> None:
+    """A values file's key that no chart release has (`daemonsets.podSecurityContext`, a
+    ClusterPolicy field), one the chart has but no template writes (`devicePlugin.mps.root`) and
+    `cdi.nriPluginEnabled` beside `cdi.enabled: false` (written only with CDI on) never reached
+    the operator: the import removes them, saying so, where keeping them would render what the
+    operator did not."""
+    data, result = _import(
+        "daemonsets:\n  podSecurityContext: {runAsNonRoot: true}\n  priorityClassName: high\n"
+        "devicePlugin:\n  mps: {root: /var/mps}\ncdi:\n  enabled: false\n  nriPluginEnabled: true\n"
+    )
+    assert data["daemonsets"] == {"priorityClassName": "high"} and "devicePlugin" not in data and data["cdi"] == {"enabled": False}
+    why = dict(result.dropped)
+    assert why["daemonsets.podSecurityContext"].startswith("no GPU Operator chart release has daemonsets.podSecurityContext: Helm ignored it")
+    assert "never writes it into the ClusterPolicy" in why["devicePlugin.mps.root"]
+    assert why["cdi.nriPluginEnabled"] == chartkeys.NRI_WITHOUT_CDI
+    kept, _ = _import("cdi:\n  nriPluginEnabled: true\n")  # CDI on by default: the chart writes it
+    assert kept["cdi"] == {"nriPluginEnabled": True}
+    assert not chartkeys.helm_ignored("cluster.name") and not chartkeys.helm_ignored("daemonsets.labels.team")
 
 
 def test_older_keys_beside_later_ones_are_removed_not_moved() -> None:
