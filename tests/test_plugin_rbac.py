@@ -64,12 +64,25 @@ def test_gfd_node_feature_api_gets_its_role() -> None:
 
 
 def test_sharing_config_map_rendered_as_the_chart_does() -> None:
-    objs = _render(SHARING)["device-plugin"]
+    objs = _render(SHARING)["plugin-config"]  # its own component: GFD mounts it without the plugin too
     cm = next(o for o in objs if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "sharing")
     assert cm["data"] == {"ts": "version: v1\n"}
+    without_plugin = _render(SHARING.replace("devicePlugin:\n", "devicePlugin:\n  enabled: false\n", 1))
+    assert "device-plugin" not in without_plugin and [o["metadata"]["name"] for o in without_plugin["plugin-config"]] == ["sharing"]
     # create without data: a warning, and an empty ConfigMap (config-manager then finds no config)
     p = plan(Inputs((POOLS + "devicePlugin:\n  config: {create: true, name: sharing}\n").encode(), "values.yaml"))
     assert [x.code for x in p.problems] == ["plugin-config-data"]
     # create without a name: refused at the key
     p = plan(Inputs((POOLS + "devicePlugin:\n  config: {create: true}\n").encode(), "values.yaml"))
     assert [(x.code, x.line, x.severity.name) for x in p.problems] == [("plugin-config-name", 5, "ERROR")]
+
+
+def test_validation_env_takes_the_pods_fields_first() -> None:
+    """The cuda and plugin validations have NODE_NAME and OPERATOR_NAMESPACE from the pod right
+    after COMPONENT, as the operator's asset: a `$(NODE_NAME)` in the section's env expands."""
+    objs = _render(POOLS + "validator:\n  cuda:\n    env: [{name: WHERE, value: $(NODE_NAME)}]\n  plugin:\n    env: [{name: WHERE, value: $(NODE_NAME)}]\n")
+    ds = next(o for o in objs["operator-validator"] if o["kind"] == "DaemonSet")
+    for ctr in ds["spec"]["template"]["spec"]["initContainers"]:
+        names = [e["name"] for e in ctr["env"]]
+        if ctr["name"] in ("cuda-validation", "plugin-validation"):
+            assert names.index("NODE_NAME") == names.index("COMPONENT") + 1 < names.index("OPERATOR_NAMESPACE") < names.index("WHERE"), names

@@ -78,6 +78,7 @@ COMPONENTS: tuple[Component, ...] = (
     Component("dra-driver", "", dra_driver.build, dra_driver.enabled, terms=f"DaemonSet/{dra_driver.PLUGIN}"),  # on with a resourceAllocation: dra pool
     Component("dra-validator", "", dra_validator.build, dra_validator.enabled, terms=f"DaemonSet/{dra_validator.NAME}"),
     Component("device-plugin", "devicePlugin", device_plugin.build, terms=f"DaemonSet/{device_plugin.NAME}"),
+    Component("plugin-config", "", device_plugin.config_map, device_plugin.config_created),
     Component("mps-control-daemon", "devicePlugin", mps_control_daemon.build, terms=f"DaemonSet/{mps_control_daemon.NAME}"),
     Component("dcgm", "dcgm", dcgm.build),
     Component("dcgm-exporter", "dcgmExporter", dcgm_exporter.build, terms=f"DaemonSet/{dcgm_exporter.NAME}"),

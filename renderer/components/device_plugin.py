@@ -196,6 +196,13 @@ def _config_text(value: Any) -> str:
     return yamlio.dump(value)
 
 
+def config_created(model: Model) -> bool:
+    """Is the plugin-config ConfigMap rendered: ``devicePlugin.config.create``, whatever the
+    device plugin's and GFD's switches say, as the operator's chart creates it (its component,
+    ``plugin-config``, is on its own: GFD mounts it without the device plugin too)."""
+    return bool(plugin_config(model).get("create"))
+
+
 def config_map(model: Model) -> list[Obj]:
     """The plugin-config ConfigMap from ``devicePlugin.config.data`` when ``create`` is set."""
     cfg = plugin_config(model)
@@ -232,6 +239,5 @@ def build(model: Model) -> list[Obj]:
         c.service_account(SA, model),
         *config_manager_rbac(SA, model),
         c.config_map(ENTRYPOINT_CM, model, {"entrypoint.sh": ENTRYPOINT}, lbls=c.labels(NAME)),
-        *config_map(model),
         daemonset(model),
     ]

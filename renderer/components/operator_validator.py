@@ -32,9 +32,11 @@ def cluster_role_rules() -> list[Obj]:
 
 def _validation(model: Model, component: str, pairs: list[tuple[str, str]], *, fields: tuple[str, ...] = ()) -> Obj:
     v = model.section("validator")
-    env = c.env_list(("WITH_WAIT", "false"), ("COMPONENT", component), *pairs, extra=(v.get(component) or {}).get("env") or [])
-    for name in fields:
-        env.append(c.field_env(name, "spec.nodeName" if name == "NODE_NAME" else "metadata.namespace"))
+    # the pod's own fields right after COMPONENT, before the rest and the section's env, as the
+    # operator's asset has them: a `$(NODE_NAME)` in that env is expanded from them
+    own = [c.field_env(name, "spec.nodeName" if name == "NODE_NAME" else "metadata.namespace") for name in fields]
+    base = [*c.env_list(("WITH_WAIT", "false"), ("COMPONENT", component)), *own, *c.env_list(*pairs)]
+    env = c.env_list(extra=[*base, *((v.get(component) or {}).get("env") or [])])
     return c.validation_container(model, component, env, [c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, propagation="Bidirectional")])
 
 
