@@ -116,10 +116,24 @@ def external_drivers(driver: object) -> bool:
     return falsy(crd.get("deployDefaultCR", True)) and not falsy(driver.get("enabled", True))
 
 
+def crd_driver_type(driver: object) -> str:
+    """The type of the chart's default NVIDIADriver when it is not a GPU driver
+    (``nvidiaDriverCRD.enabled``, the default CR made, ``driverType`` other than ``gpu``): the
+    vGPU host manager of ``driver.*``; else ""."""
+    if not hasattr(driver, "get") or external_drivers(driver) or falsy(driver.get("enabled", True)):
+        return ""
+    crd = driver.get("nvidiaDriverCRD")
+    if not hasattr(crd, "get") or not truthy(crd.get("enabled")):
+        return ""
+    kind = str(crd.get("driverType") or "gpu")
+    return "" if kind == "gpu" else kind
+
+
 def kept(key: str, parent: object) -> bool:
     """A chart key the importer would remove but keeps, for ``validate`` to refuse at its place: its
-    removal would deploy something the operator did not (:func:`external_drivers`)."""
-    return key == DRIVER_CRD and external_drivers(parent)
+    removal would deploy something the operator did not (:func:`external_drivers`, a default
+    NVIDIADriver that is no GPU driver: :func:`crd_driver_type`)."""
+    return key == DRIVER_CRD and (external_drivers(parent) or bool(crd_driver_type(parent)))
 
 
 _AUTO_DRAIN_ENV = [
@@ -225,6 +239,7 @@ MOVES: tuple[Move, ...] = (
     Move("node-feature-discovery.gc.tolerations", "nfd.gc.tolerations", "NFD is rendered by gpu-render: where nfd-gc runs"),
     Move("node-feature-discovery.image.tag", "nfd.version", "NFD is rendered by gpu-render: its image tag"),
     Move("node-feature-discovery.image.pullPolicy", "nfd.imagePullPolicy", "NFD is rendered by gpu-render"),
+    Move("node-feature-discovery.imagePullSecrets", "nfd.imagePullSecrets", "NFD is rendered by gpu-render: the secrets its pods pull with (a private mirror)"),
     Move("node-feature-discovery.gc.enable", "nfd.gc.enabled", "NFD is rendered by gpu-render"),
     Move("node-feature-discovery.gc.resources", "nfd.gc.resources", "NFD is rendered by gpu-render"),
     Move("node-feature-discovery.gc.interval", "nfd.gc.interval", "NFD is rendered by gpu-render"),

@@ -1036,6 +1036,17 @@ def driver_crd_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
                 "driver-crd-external",
             )
         ]
+    kind = chartkeys.crd_driver_type(driver)
+    if kind:
+        return [
+            _problem(
+                located,
+                "/driver/nvidiaDriverCRD/driverType",
+                f"driver.nvidiaDriverCRD.driverType {kind}: the chart's default NVIDIADriver is then a vGPU host manager built from driver.*, not a GPU driver; gpu-render would deploy the GPU driver of driver.* on every node pool",
+                "set nodePools[].driver.driverType: vgpu-host-manager on the pools of the vGPU hosts (with their driver image) and remove driver.nvidiaDriverCRD",
+                "driver-crd-driver-type",
+            )
+        ]
     crd = driver.get("nvidiaDriverCRD")
     release = str((values.get("cluster") or {}).get("operatorRelease") or "")
     if not isinstance(crd, dict) or crd.get("enabled") is not True or not crd.get("nodeSelector") or has(release, "v26.7") or driver.get("enabled") is False:

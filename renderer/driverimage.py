@@ -187,11 +187,11 @@ def precompiled_image(section: dict[str, Any], kernel: str, tag: str) -> str:
 
 
 def driver_type(driver: dict[str, Any]) -> str:
-    """``driver.driverType`` (NVIDIADriver field) or the chart's ``driver.nvidiaDriverCRD.driverType``."""
-    if driver.get("driverType") is not None:
-        return str(driver["driverType"])
-    crd = driver.get("nvidiaDriverCRD") or {}
-    return str(crd.get("driverType") or "gpu")
+    """A pool's ``driver.driverType`` (the NVIDIADriver field). The chart's
+    ``driver.nvidiaDriverCRD.driverType`` is not read: without ``nvidiaDriverCRD.enabled`` the
+    operator deploys the ClusterPolicy's GPU driver whatever it says, and with it ``validate``
+    refuses a type other than ``gpu`` (``driver-crd-driver-type``)."""
+    return str(driver.get("driverType") or "gpu")
 
 
 def _driver_source(values: dict[str, Any], pool: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -241,7 +241,7 @@ def _issues(values: dict[str, Any], pool: dict[str, Any], driver: dict[str, Any]
     image section (which resolving the pool needs too: made once)."""
     issues: list[PoolIssue] = []
     if kind not in DRIVER_TYPES:
-        key = ("driver", "driverType") if "driverType" in driver else ("driver", "nvidiaDriverCRD", "driverType")
+        key = ("driver", "driverType")
         issues.append(PoolIssue(key, f"unknown driverType {kind!r}", "allowed: " + ", ".join(DRIVER_TYPES), "pool-driver-type"))
     release = str((values.get("cluster") or {}).get("operatorRelease") or NEWEST)
     if release not in RELEASES:

@@ -67,6 +67,15 @@ CASES = [
       "labels them as nodePools[].driver.nodeSelector, list no pool for the other nodes, and remove driver.nvidiaDriverCRD)"]),
     ("driver-crd-node-selector-v26.7", POOL + "driver:\n  nvidiaDriverCRD: {enabled: true, nodeSelector: {gpu-driver: '550'}}\n", None,
      ["values.yaml:5:3: /driver/nvidiaDriverCRD: warning: 'driver.nvidiaDriverCRD' has no effect: no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver"]),
+    # the default NVIDIADriver of another type: the chart's vGPU host manager of driver.*; without
+    # enabled the chart makes no NVIDIADriver and the key says nothing (the ClusterPolicy's GPU driver)
+    ("driver-crd-driver-type", POOL + "driver:\n  nvidiaDriverCRD: {enabled: true, driverType: vgpu-host-manager}\n", None,
+     ["values.yaml:5:3: /driver/nvidiaDriverCRD: warning: 'driver.nvidiaDriverCRD' has no effect: no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver",
+      "values.yaml:5:48: /driver/nvidiaDriverCRD/driverType: driver.nvidiaDriverCRD.driverType vgpu-host-manager: the chart's default NVIDIADriver is then a vGPU host "
+      "manager built from driver.*, not a GPU driver; gpu-render would deploy the GPU driver of driver.* on every node pool (set nodePools[].driver.driverType: "
+      "vgpu-host-manager on the pools of the vGPU hosts (with their driver image) and remove driver.nvidiaDriverCRD)"]),
+    ("driver-crd-driver-type-off", POOL + "driver:\n  nvidiaDriverCRD: {driverType: vgpu-host-manager}\n", None,
+     ["values.yaml:5:3: /driver/nvidiaDriverCRD: warning: 'driver.nvidiaDriverCRD' has no effect: no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver"]),
     ("driver-crd-external-driver-off", POOL + "driver:\n  enabled: false\n  nvidiaDriverCRD: {enabled: true, deployDefaultCR: false}\n", None,
      ["values.yaml:6:3: /driver/nvidiaDriverCRD: warning: 'driver.nvidiaDriverCRD' has no effect: no NVIDIADriver CRs are rendered; set per-pool driver settings in nodePools[].driver"]),
     # every image moved to a mirror but gpu-render's own node labeller: a warning at the first

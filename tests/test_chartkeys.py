@@ -304,6 +304,14 @@ def test_keys_the_chart_never_passes_on_are_removed() -> None:
     assert not chartkeys.helm_ignored("cluster.name") and not chartkeys.helm_ignored("daemonsets.labels.team")
 
 
+def test_nfd_pull_secrets_move() -> None:
+    """The NFD subchart puts `imagePullSecrets` on all three NFD pods: a mirror's secrets move to
+    nfd.imagePullSecrets (dropped, NFD pulled nothing from a private mirror)."""
+    data, result = _import("node-feature-discovery:\n  imagePullSecrets: [{name: mirror}]\n")
+    assert data["nfd"]["imagePullSecrets"] == [{"name": "mirror"}]
+    assert "node-feature-discovery.imagePullSecrets" in [k for k, _, _ in result.moved]
+
+
 def test_older_keys_beside_later_ones_are_removed_not_moved() -> None:
     """`driver.tolerations` (charts 1.3 to 1.7) moves to daemonsets.tolerations in a file of those
     charts; beside `gfd.enabled` (22.9 on) the chart the file was written for ignored it, and

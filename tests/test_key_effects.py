@@ -40,6 +40,8 @@ REFUSED_BY_DESIGN = {
     "platform.openshift": "cluster.capabilities.openshift here",
     # beside nvidiaDriverCRD.enabled, the chart deploys no driver of its values (driver-crd-external)
     "driver.nvidiaDriverCRD.deployDefaultCR": "false leaves the drivers to NVIDIADriver resources made beside the chart",
+    # beside nvidiaDriverCRD.enabled, a default NVIDIADriver of another type (driver-crd-driver-type)
+    "driver.nvidiaDriverCRD.driverType": "vgpu-host-manager makes the default NVIDIADriver a vGPU host manager of driver.*",
 }
 """Keys whose changed value is refused at validate time on purpose (their effect is the refusal)."""
 
