@@ -102,3 +102,21 @@ def test_non_disabled_default_is_not_seeded(tmp_path: Path) -> None:
     rhel = {"feature.node.kubernetes.io/system-os_release.ID": "rhel", "feature.node.kubernetes.io/system-os_release.VERSION_ID": "9.4"}
     got = _run(tmp_path, env, {**rhel, "nvidia.com/mig.capable": "true"})
     assert "nvidia.com/mig.config" not in got
+
+
+SANDBOX = """
+nodePools:
+  - name: vms
+    os: {id: ubuntu, version: "22.04"}
+sandboxWorkloads: {enabled: true, defaultWorkload: vm-passthrough}
+"""
+
+
+def test_an_invalid_workload_label_seeds_the_default_workload(tmp_path: Path) -> None:
+    """As the operator's getWorkloadConfig: a `nvidia.com/gpu.workload.config` value that names
+    no workload (a typo) counts as `sandboxWorkloads.defaultWorkload`; a valid one is kept."""
+    env = _env_of(SANDBOX)
+    typo = _run(tmp_path / "typo", env, {"nvidia.com/gpu.workload.config": "vm-passthru", "nvidia.com/mig.capable": "false"})
+    assert typo["nvidia.com/gpu.deploy.vfio-manager"] == "true" and typo["nvidia.com/gpu.deploy.driver"] == "false"
+    container = _run(tmp_path / "container", env, {"nvidia.com/gpu.workload.config": "container", "nvidia.com/mig.capable": "false"})
+    assert container["nvidia.com/gpu.deploy.driver"] == "true" and container["nvidia.com/gpu.deploy.vfio-manager"] == "false"

@@ -111,6 +111,15 @@ def test_sandbox_validator_main_takes_validator_resources_and_env() -> None:
     assert env(main)["EXTRA"] == "1"
 
 
+def test_sandbox_validator_reads_the_vgpu_managers_root_whatever_the_install_dir() -> None:
+    """transformForDriverInstallDir rewrites volumes named `driver-install-dir`; the sandbox
+    validator's `driver-install-path` stays on /run/nvidia/driver, where the vGPU manager's
+    container writes the driver its vgpu-manager-validation chroots into."""
+    values = deep_merge(SANDBOX, {"hostPaths": {"driverInstallDir": "/opt/nvidia/driver"}})
+    volumes = {v["name"]: v for v in pod(ds(model(values), "sandbox-validator"))["volumes"]}
+    assert volumes["driver-install-path"]["hostPath"]["path"] == "/run/nvidia/driver"
+
+
 # -- env --------------------------------------------------------------------------------------
 
 

@@ -32,7 +32,7 @@ def daemonset(model: Model) -> Obj:
     )
     pod: Obj = {
         "serviceAccountName": NAME,
-        "initContainers": [h.validator_init(model, "vfio-pci-validation", wait_for("vm-passthrough", "vfio-pci-ready", "vfio-pci driver"))],
+        "initContainers": [h.validator_init(model, "vfio-pci-validation", wait_for("vm-passthrough", "vfio-pci-ready", "vfio-pci driver", "kata"))],  # the asset's text
         "containers": [container],
         "volumes": [
             c.host_path("device-plugin", "/var/lib/kubelet/device-plugins"),

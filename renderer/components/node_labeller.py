@@ -34,7 +34,8 @@ label() { kubectl get node "$NODE_NAME" -o "jsonpath={.metadata.labels.$1}"; }
 wanted=$CONTAINER_OPERANDS
 if [ "$SANDBOX_WORKLOADS" = true ]; then
   workload=$(label 'nvidia\\.com/gpu\\.workload\\.config') || exit 1
-  case "${workload:-$DEFAULT_WORKLOAD}" in
+  case "$workload" in container|vm-passthrough|vm-vgpu) ;; *) workload=$DEFAULT_WORKLOAD ;; esac
+  case "$workload" in
     vm-passthrough) wanted=$VM_PASSTHROUGH_OPERANDS ;;
     vm-vgpu) wanted=$VM_VGPU_OPERANDS ;;
   esac

@@ -17,10 +17,11 @@ NAME = "nvidia-sandbox-device-plugin"
 DS = f"{NAME}-daemonset"
 
 
-def wait_for(workload: str, marker: str, what: str) -> str:
-    """Wait for the workload-type marker; then, on nodes of ``workload`` only, for ``marker``."""
+def wait_for(workload: str, marker: str, what: str, name: str = "") -> str:
+    """Wait for the workload-type marker; then, on nodes of ``workload`` only, for ``marker``
+    (``name``: who says it is not needed elsewhere, the marker's by default, as the assets)."""
     v = c.VALIDATIONS_DIR
-    name = marker.removesuffix("-ready")
+    name = name or marker.removesuffix("-ready")
     waiting = f"{what} ..." if what.endswith("driver") else f"{what}..."  # the operator's asset text
     return (
         f"until [ -f {v}/workload-type ]; do echo waiting for workload type status file; sleep 5; done; "

@@ -56,7 +56,9 @@ def daemonset(model: Model) -> Obj:
         "containers": [container],
         "volumes": [
             c.host_path("run-nvidia-validations", c.VALIDATIONS_DIR, "DirectoryOrCreate"),
-            c.host_path("driver-install-path", h.driver_install_dir(model)),
+            # the vGPU manager's driver root, which hostPaths.driverInstallDir does not move (the
+            # operator rewrites volumes named driver-install-dir only; its container writes here)
+            c.host_path("driver-install-path", "/run/nvidia/driver"),
             c.host_path("host-root", h.host_root(model)),
         ],
     }
