@@ -398,3 +398,54 @@ def test_appproject_whitelists_the_dra_kinds() -> None:
         ("apiextensions.k8s.io", "CustomResourceDefinition"),
     } <= cluster
     assert {("resource.k8s.io", "ResourceClaimTemplate"), ("apps", "Deployment")} <= namespaced
+
+
+def test_kubelet_plugin_paths_follow_the_kubelet_root_dir() -> None:
+    """state-dra-driver puts the plugin registry and the plugin sockets under
+    `hostPaths.kubeletRootDir` (env, mounts and host paths): a kubelet elsewhere (k0s, MicroK8s)
+    finds the plugin only there."""
+    pod = _daemonsets(_model(MIXED + "hostPaths: {kubeletRootDir: /data/kubelet}\n"))["dra-driver/nvidia-dra-driver-kubelet-plugin"]
+    assert {v["name"]: v["hostPath"]["path"] for v in pod["volumes"] if v["name"].startswith("plugins")} == {
+        "plugins-registry": "/data/kubelet/plugins_registry",
+        "plugins": "/data/kubelet/plugins",
+    }
+    for ctr in pod["containers"]:
+        env = {e["name"]: e.get("value") for e in ctr["env"]}
+        assert env["KUBELET_REGISTRAR_DIRECTORY_PATH"] == "/data/kubelet/plugins_registry"
+        assert env["KUBELET_PLUGINS_DIRECTORY_PATH"] == "/data/kubelet/plugins"
+        assert {m["mountPath"] for m in ctr["volumeMounts"] if m["name"].startswith("plugins")} == {"/data/kubelet/plugins_registry", "/data/kubelet/plugins"}
+
+
+def test_controller_takes_the_daemonsets_settings() -> None:
+    """The operator's controller Deployment takes `daemonsets.tolerations` after its three
+    control-plane ones (a cluster whose every worker is tainted schedules it), and the priority
+    class, pod labels and annotations of `daemonsets.*`."""
+    extra = (
+        "daemonsets:\n  priorityClassName: gpu-high\n  labels: {team: ml}\n  annotations: {owner: ml}\n"
+        "  tolerations: [{key: dedicated, operator: Equal, value: gpu, effect: NoSchedule}]\n"
+    )
+    objs = [o for o in objects(_model(MIXED + extra))["dra-driver"] if o["kind"] == "Deployment"]
+    template = objs[0]["spec"]["template"]
+    assert template["spec"]["priorityClassName"] == "gpu-high"
+    assert template["spec"]["tolerations"][3:] == [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+    assert template["metadata"]["labels"]["team"] == "ml" and template["metadata"]["annotations"] == {"owner": "ml"}
+    default = next(o for o in objects(_model())["dra-driver"] if o["kind"] == "Deployment")["spec"]["template"]["spec"]
+    assert default["priorityClassName"] == "system-node-critical"
+    assert default["tolerations"][3:] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]  # the chart's default
+
+
+def test_passthrough_support_mounts_the_hosts_modules_sysfs_and_procfs() -> None:
+    """With `featureGates.PassthroughSupport` the operator's `gpus` container mounts /lib/modules
+    (read-only), /sys and /proc (Bidirectional) from `type: Directory` host paths."""
+    pod = _daemonsets(_model(MIXED + "draDriver: {featureGates: {PassthroughSupport: true}}\n"))["dra-driver/nvidia-dra-driver-kubelet-plugin"]
+    gpus = next(ctr for ctr in pod["containers"] if ctr["name"] == "gpus")
+    mounts = {m["name"]: (m["mountPath"], m.get("mountPropagation"), m.get("readOnly", False)) for m in gpus["volumeMounts"]}
+    assert mounts["lib-modules"] == ("/lib/modules/", "HostToContainer", True)
+    assert mounts["sysfs"] == ("/sys/", "Bidirectional", False) and mounts["procfs"] == ("/proc/", "Bidirectional", False)
+    assert {v["name"]: v["hostPath"] for v in pod["volumes"] if v["name"] in ("lib-modules", "sysfs", "procfs")} == {
+        "lib-modules": {"path": "/lib/modules/", "type": "Directory"},
+        "sysfs": {"path": "/sys/", "type": "Directory"},
+        "procfs": {"path": "/proc/", "type": "Directory"},
+    }
+    plain = _daemonsets(_model())["dra-driver/nvidia-dra-driver-kubelet-plugin"]
+    assert not {"lib-modules", "sysfs", "procfs"} & {v["name"] for v in plain["volumes"]}

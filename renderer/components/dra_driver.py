@@ -61,6 +61,16 @@ def image(model: Model) -> str:
     return c.image_ref(section(model))
 
 
+PASSTHROUGH_VOLUMES = (("lib-modules", "/lib/modules/"), ("sysfs", "/sys/"), ("procfs", "/proc/"))
+"""The host folders the ``gpus`` plugin mounts with ``featureGates.PassthroughSupport``."""
+
+
+def passthrough(model: Model) -> bool:
+    """``draDriver.featureGates.PassthroughSupport``: the ``gpus`` plugin also manages GPUs
+    bound to vfio-pci, with the host's modules, sysfs and procfs (state-dra-driver)."""
+    return (section(model).get("featureGates") or {}).get("PassthroughSupport") is True
+
+
 def feature_gates(model: Model) -> str:
     gates = section(model).get("featureGates") or {}
     return ",".join(f"{k}={'true' if v else 'false'}" for k, v in sorted(gates.items()))
@@ -274,8 +284,8 @@ def _plugin_container(model: Model, name: str, binary: str, kp: dict[str, Any], 
     if name == "gpus":
         env += c.env_list(("IMAGE_NAME", image(model)))
     env += c.env_list(
-        ("KUBELET_REGISTRAR_DIRECTORY_PATH", "/var/lib/kubelet/plugins_registry"),
-        ("KUBELET_PLUGINS_DIRECTORY_PATH", "/var/lib/kubelet/plugins"),
+        ("KUBELET_REGISTRAR_DIRECTORY_PATH", f"{kubelet_root(model)}/plugins_registry"),
+        ("KUBELET_PLUGINS_DIRECTORY_PATH", f"{kubelet_root(model)}/plugins"),
         ("HEALTHCHECK_PORT", str(port)),
     )
     if name == "compute-domains":
@@ -293,14 +303,20 @@ def _plugin_container(model: Model, name: str, binary: str, kp: dict[str, Any], 
         "env": env,
         "securityContext": {"privileged": True},
         "volumeMounts": [
-            c.mount("plugins-registry", "/var/lib/kubelet/plugins_registry"),
-            c.mount("plugins", "/var/lib/kubelet/plugins", propagation="Bidirectional"),
+            c.mount("plugins-registry", f"{kubelet_root(model)}/plugins_registry"),
+            c.mount("plugins", f"{kubelet_root(model)}/plugins", propagation="Bidirectional"),
             c.mount("cdi", "/var/run/cdi"),
             c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, read_only=True),
             c.mount("host-root", "/host", read_only=True, propagation="HostToContainer"),
             c.mount("driver-install-dir", install_dir, propagation="HostToContainer"),
         ],
     }
+    if name == "gpus" and passthrough(model):
+        ctr["volumeMounts"] += [
+            c.mount("lib-modules", "/lib/modules/", read_only=True, propagation="HostToContainer"),
+            c.mount("sysfs", "/sys/", propagation="Bidirectional"),
+            c.mount("procfs", "/proc/", propagation="Bidirectional"),
+        ]
     if port > 0:
         grpc = {"port": port, "service": "liveness"}
         ctr["livenessProbe"] = {"grpc": dict(grpc), "failureThreshold": 3, "periodSeconds": 30 if name == "gpus" else 10, "timeoutSeconds": 10}
@@ -318,6 +334,13 @@ def _driver_validation(model: Model) -> Obj:
     return init
 
 
+def kubelet_root(model: Model) -> str:
+    """``hostPaths.kubeletRootDir``: where the kubelet keeps its plugin registry and plugin
+    sockets, which the kubelet plugin's paths (env, mounts, host paths) are under, as the
+    operator's state-dra-driver manifest has them (``/var/lib/kubelet`` when unset)."""
+    return str(model.section("hostPaths").get("kubeletRootDir") or "/var/lib/kubelet").rstrip("/") or "/"
+
+
 def kubelet_plugin(model: Model) -> Obj:
     containers = [_plugin_container(model, "gpus", "gpu-kubelet-plugin", _sub(model, "gpus", "kubeletPlugin"), GPUS_PORT, ":8080")]
     if d.compute_domains(model):
@@ -329,12 +352,14 @@ def kubelet_plugin(model: Model) -> Obj:
         "initContainers": [_driver_validation(model)],
         "containers": containers,
         "volumes": [
-            c.host_path("plugins-registry", "/var/lib/kubelet/plugins_registry"),
-            c.host_path("plugins", "/var/lib/kubelet/plugins"),
+            c.host_path("plugins-registry", f"{kubelet_root(model)}/plugins_registry"),
+            c.host_path("plugins", f"{kubelet_root(model)}/plugins"),
             c.host_path("cdi", "/var/run/cdi"),
             c.host_path("run-nvidia-validations", c.VALIDATIONS_DIR, "DirectoryOrCreate"),
             c.host_path("driver-install-dir", c.driver_install_dir(model), "DirectoryOrCreate"),
             *c.host_root_volumes(model),
+            # go-nvlib's nvpassthrough finds the vfio-pci driver variant of a GPU there
+            *([c.host_path(n, path, "Directory") for n, path in PASSTHROUGH_VOLUMES] if passthrough(model) else []),
         ],
     }
     ds = c.daemonset(PLUGIN, model, operand=d.DRIVER_LABEL, pod_spec=pod, section=section(model), component="kubelet-plugin", host_root=False)
@@ -379,9 +404,11 @@ def controller(model: Model) -> Obj:
     if ctl.get("resources"):
         ctr["resources"] = c.resources(ctl)
     lbls = c.labels(CONTROLLER, "controller")
+    common = model.section("daemonsets")  # the operator's controller manifest takes them too
+    pod_labels = {**lbls, **{str(k): str(v) for k, v in (common.get("labels") or {}).items() if k not in ("app", "app.kubernetes.io/part-of")}}
     pod: Obj = {
         "serviceAccountName": CONTROLLER,
-        "priorityClassName": "system-node-critical",
+        "priorityClassName": str(common.get("priorityClassName") or "system-node-critical"),
         "affinity": {
             "nodeAffinity": {
                 "preferredDuringSchedulingIgnoredDuringExecution": [
@@ -399,13 +426,16 @@ def controller(model: Model) -> Obj:
             {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"},
             {"key": "node-role.kubernetes.io/master", "operator": "Exists", "effect": "NoSchedule"},
             {"key": "CriticalAddonsOnly", "operator": "Exists"},
-            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+            *(common.get("tolerations") or []),
         ],
     }
     secrets = c.pull_secret_refs(s)
     if secrets:
         pod["imagePullSecrets"] = secrets
-    return c.deployment(CONTROLLER, model, lbls, pod)
+    annotations = {str(k): str(v) for k, v in (common.get("annotations") or {}).items()}
+    out = c.deployment(CONTROLLER, model, lbls, pod, annotations or None)
+    out["spec"]["template"]["metadata"]["labels"] = pod_labels
+    return out
 
 
 def admission_policy(model: Model) -> list[Obj]:
