@@ -85,6 +85,8 @@ OPERATOR_VERSION_WHY = (
     "the operator's image, which decides what it deploys: a release gpu-render imitates becomes "
     "cluster.operatorRelease; another is removed, and the build renders what the newest release deploys"
 )
+
+
 def operator_release(version: object) -> tuple[str | None, str] | None:
     """The rule of ``operator.version``: (``cluster.operatorRelease`` value or None, why), or None
     when the file leaves the version to the chart (empty)."""
@@ -159,6 +161,11 @@ image versions aside), which a values file written for an older chart relies on 
 leaves the key out. The standalone DCGM ran by default in charts 1.8 and 1.9; the driver
 manager drained the node (``ENABLE_AUTO_DRAIN``) in charts 1.8 to 22.9.1; plugin validation
 ran a GPU workload pod (``WITH_WORKLOAD``) up to 23.3."""
+
+
+DEPLOYED_WITH = {"validator.plugin.env": "devicePlugin"}
+"""A key of :data:`DEFAULT_CHANGES` whose effect is on another section's operand than its own
+(plugin validation runs where the device plugin is deployed)."""
 
 
 def shown(value: object) -> str:

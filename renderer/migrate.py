@@ -331,7 +331,7 @@ def _changed_defaults(importer: _Importer, doc: Any, rendered: dict[str, set[str
     with CDI here, a v26.3 file's DCGM exporter gets a ServiceMonitor)."""
     loose = []
     for key, now, since, before, first in chartkeys.DEFAULT_CHANGES:
-        section = "devicePlugin" if key.startswith("validator.plugin.") else key.split(".")[0]  # it validates the plugin
+        section = chartkeys.DEPLOYED_WITH.get(key, key.split(".")[0])
         if importer.written_since(since) or (first and not importer.written_since(first)) or _at(doc, key) is not None:
             continue
         # an operand switched off by the new default (the standalone DCGM) was deployed before

@@ -74,33 +74,41 @@ def operator_fallbacks(full: dict[str, Any]) -> None:
         common["priorityClassName"] = ASSET_PRIORITY_CLASS
 
 
+def _config(full: dict[str, Any], section: str) -> dict[str, Any] | None:
+    """``<section>.config`` of the values, when it is a map."""
+    parent = full.get(section)
+    config = parent.get("config") if isinstance(parent, dict) else None
+    return config if isinstance(config, dict) else None
+
+
+def _one_newline(text: str) -> str:
+    """``text`` ending in exactly one newline, as a ``|`` block prints it."""
+    return text.rstrip("\n") + "\n"
+
+
 def _metrics_text(full: dict[str, Any]) -> None:
     """``dcgmExporter.config.data`` as the operator's chart prints it into the ConfigMap: a ``|``
     block of its lines, which ends in exactly one newline (blank lines at the end dropped, one
     added where it has none). Here in the model, so the static render and the chart's values
     carry the same text, which the chart's template takes as it is."""
-    exporter = full.get("dcgmExporter")
-    config = exporter.get("config") if isinstance(exporter, dict) else None
-    if not isinstance(config, dict):
-        return
-    data = config.get("data")
-    if isinstance(data, str) and data.strip("\n"):
-        config["data"] = data.rstrip("\n") + "\n"
+    config = _config(full, "dcgmExporter")
+    data = config.get("data") if config is not None else None
+    if config is not None and isinstance(data, str) and data.strip("\n"):
+        config["data"] = _one_newline(data)
 
 
 def _last_entry_trimmed(full: dict[str, Any], section: str) -> None:
     """``<section>.config.data`` as the operator's chart prints it: ``toYaml`` of the map (keys
     sorted) and then ``{{- end }}``, which trims the blank lines a ``|+`` block of the last
     entry ends in: that entry's text ends in one newline."""
-    parent = full.get(section)
-    config = parent.get("config") if isinstance(parent, dict) else None
-    data = config.get("data") if isinstance(config, dict) else None
+    config = _config(full, section)
+    data = config.get("data") if config is not None else None
     if not isinstance(data, dict) or not data:
         return
     last = max(data, key=str)
     text = data[last]
     if isinstance(text, str) and text.endswith("\n\n") and text.strip("\n"):
-        data[last] = text.rstrip("\n") + "\n"
+        data[last] = _one_newline(text)
 
 
 DEFAULT_CONFIG_MAPS = (

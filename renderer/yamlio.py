@@ -59,6 +59,15 @@ class _OutDumper(_Dumper):
 
 _OutDumper.add_representer(str, _str_representer)
 
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_SEQ = "tag:yaml.org,2002:seq"
+_MAP = "tag:yaml.org,2002:map"
+_INF = float("inf")
+
 
 class _EmbeddedDumper(_OutDumper):
     """:class:`_OutDumper` for YAML printed inside a larger text (a chart's values.yaml, its
@@ -68,12 +77,11 @@ class _EmbeddedDumper(_OutDumper):
 
 def _embedded_str(dumper: Any, data: str) -> yaml.Node:
     if data.endswith("\n\n"):
-        node: yaml.Node = dumper.represent_scalar(_STR_TAG, data, style='"')
+        node: yaml.Node = dumper.represent_scalar(_STR, data, style='"')
         return node
     return _str_representer(dumper, data)
 
 
-_STR_TAG = "tag:yaml.org,2002:str"
 _EmbeddedDumper.add_representer(str, _embedded_str)
 
 
@@ -85,14 +93,6 @@ def dump_embedded(obj: Any) -> str:
         return text
     return str(yaml.dump(obj, Dumper=_EmbeddedDumper, sort_keys=False, default_flow_style=False, width=10**9, allow_unicode=True))
 
-_STR = "tag:yaml.org,2002:str"
-_INT = "tag:yaml.org,2002:int"
-_FLOAT = "tag:yaml.org,2002:float"
-_BOOL = "tag:yaml.org,2002:bool"
-_NULL = "tag:yaml.org,2002:null"
-_SEQ = "tag:yaml.org,2002:seq"
-_MAP = "tag:yaml.org,2002:map"
-_INF = float("inf")
 
 _RESOLVER: Any = Resolver()
 # (node class, scalar text or None, implicit) -> tag, exactly what Resolver.resolve answers. Our

@@ -236,6 +236,24 @@ def driver_install_dir(model: Model) -> str:
     return str(model.section("hostPaths").get("driverInstallDir") or DEFAULT_DRIVER_INSTALL_DIR)
 
 
+def kubelet_root_dir(model: Model) -> str:
+    """``hostPaths.kubeletRootDir`` without a trailing ``/`` (``/var/lib/kubelet`` when unset):
+    the kubelet's pod-resources socket, plugin registry and plugin sockets are under it."""
+    return str(model.section("hostPaths").get("kubeletRootDir") or "/var/lib/kubelet").rstrip("/")
+
+
+def common_pod_labels(model: Model, lbls: dict[str, str], stable: bool = False) -> dict[str, str]:
+    """``lbls`` with ``daemonsets.labels`` added, as the operator puts them on its pod templates
+    (``app`` and ``app.kubernetes.io/part-of`` skipped; ``stable``: the release-bearing
+    :data:`VERSION_LABELS` too, for pods that must not restart on a chart bump)."""
+    out = dict(lbls)
+    for k, v in (model.section("daemonsets").get("labels") or {}).items():
+        if k in ("app", "app.kubernetes.io/part-of") or (stable and k in VERSION_LABELS):
+            continue
+        out[k] = str(v)
+    return out
+
+
 def host_root_volumes(model: Model) -> list[Obj]:
     """``host-root`` and ``host-dev-char`` volumes, following ``hostPaths.rootFS``."""
     root = host_root(model)
@@ -414,13 +432,7 @@ def daemonset(
     lbls = labels(name, component)
     if extra_labels:
         lbls.update(extra_labels)
-    pod_labels = dict(lbls)
-    for k, v in (common.get("labels") or {}).items():
-        if k in ("app", "app.kubernetes.io/part-of"):
-            continue
-        if stable_pod_labels and k in VERSION_LABELS:
-            continue
-        pod_labels[k] = str(v)
+    pod_labels = common_pod_labels(model, lbls, stable_pod_labels)
     if common_annotations_win:
         # the operator's applyCommonDaemonsetMetadata runs after the operand's transform: on a
         # shared key daemonsets.annotations win over the operand's own (dcgmExporter.annotations)

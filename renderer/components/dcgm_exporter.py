@@ -93,12 +93,11 @@ def _remote_is_localhost(env: list[Obj]) -> bool:
 
 def daemonset(model: Model) -> Obj:
     exp = model.section("dcgmExporter")
-    kubelet_root = str(model.section("hostPaths").get("kubeletRootDir", "/var/lib/kubelet")).rstrip("/")
     env = _env(model)
     mounts = [c.mount("pod-gpu-resources", "/var/lib/kubelet/pod-resources", read_only=True)]
     volumes = [
         c.host_path("run-nvidia-validations", c.VALIDATIONS_DIR, "DirectoryOrCreate"),
-        c.host_path("pod-gpu-resources", f"{kubelet_root}/pod-resources"),
+        c.host_path("pod-gpu-resources", f"{c.kubelet_root_dir(model)}/pod-resources"),
     ]
     if exp.get("hpcJobMapping", {}).get("enabled"):
         mounts.append(c.mount("hpc-job-mapping", _job_mapping_dir(model), read_only=True))

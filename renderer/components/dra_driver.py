@@ -61,8 +61,10 @@ def image(model: Model) -> str:
     return c.image_ref(section(model))
 
 
-PASSTHROUGH_VOLUMES = (("lib-modules", "/lib/modules/"), ("sysfs", "/sys/"), ("procfs", "/proc/"))
-"""The host folders the ``gpus`` plugin mounts with ``featureGates.PassthroughSupport``."""
+PASSTHROUGH_MOUNTS = (("lib-modules", "/lib/modules/", True, "HostToContainer"), ("sysfs", "/sys/", False, "Bidirectional"), ("procfs", "/proc/", False, "Bidirectional"))
+"""(volume, host folder mounted at the same path, read-only, propagation) of the ``gpus``
+plugin with ``featureGates.PassthroughSupport``; go-nvlib's nvpassthrough finds the vfio-pci
+driver variant of a GPU there."""
 
 
 def passthrough(model: Model) -> bool:
@@ -284,8 +286,8 @@ def _plugin_container(model: Model, name: str, binary: str, kp: dict[str, Any], 
     if name == "gpus":
         env += c.env_list(("IMAGE_NAME", image(model)))
     env += c.env_list(
-        ("KUBELET_REGISTRAR_DIRECTORY_PATH", f"{kubelet_root(model)}/plugins_registry"),
-        ("KUBELET_PLUGINS_DIRECTORY_PATH", f"{kubelet_root(model)}/plugins"),
+        ("KUBELET_REGISTRAR_DIRECTORY_PATH", f"{c.kubelet_root_dir(model)}/plugins_registry"),
+        ("KUBELET_PLUGINS_DIRECTORY_PATH", f"{c.kubelet_root_dir(model)}/plugins"),
         ("HEALTHCHECK_PORT", str(port)),
     )
     if name == "compute-domains":
@@ -303,8 +305,8 @@ def _plugin_container(model: Model, name: str, binary: str, kp: dict[str, Any], 
         "env": env,
         "securityContext": {"privileged": True},
         "volumeMounts": [
-            c.mount("plugins-registry", f"{kubelet_root(model)}/plugins_registry"),
-            c.mount("plugins", f"{kubelet_root(model)}/plugins", propagation="Bidirectional"),
+            c.mount("plugins-registry", f"{c.kubelet_root_dir(model)}/plugins_registry"),
+            c.mount("plugins", f"{c.kubelet_root_dir(model)}/plugins", propagation="Bidirectional"),
             c.mount("cdi", "/var/run/cdi"),
             c.mount("run-nvidia-validations", c.VALIDATIONS_DIR, read_only=True),
             c.mount("host-root", "/host", read_only=True, propagation="HostToContainer"),
@@ -312,11 +314,7 @@ def _plugin_container(model: Model, name: str, binary: str, kp: dict[str, Any], 
         ],
     }
     if name == "gpus" and passthrough(model):
-        ctr["volumeMounts"] += [
-            c.mount("lib-modules", "/lib/modules/", read_only=True, propagation="HostToContainer"),
-            c.mount("sysfs", "/sys/", propagation="Bidirectional"),
-            c.mount("procfs", "/proc/", propagation="Bidirectional"),
-        ]
+        ctr["volumeMounts"] += [c.mount(n, path, read_only=ro, propagation=prop) for n, path, ro, prop in PASSTHROUGH_MOUNTS]
     if port > 0:
         grpc = {"port": port, "service": "liveness"}
         ctr["livenessProbe"] = {"grpc": dict(grpc), "failureThreshold": 3, "periodSeconds": 30 if name == "gpus" else 10, "timeoutSeconds": 10}
@@ -334,13 +332,6 @@ def _driver_validation(model: Model) -> Obj:
     return init
 
 
-def kubelet_root(model: Model) -> str:
-    """``hostPaths.kubeletRootDir``: where the kubelet keeps its plugin registry and plugin
-    sockets, which the kubelet plugin's paths (env, mounts, host paths) are under, as the
-    operator's state-dra-driver manifest has them (``/var/lib/kubelet`` when unset)."""
-    return str(model.section("hostPaths").get("kubeletRootDir") or "/var/lib/kubelet").rstrip("/") or "/"
-
-
 def kubelet_plugin(model: Model) -> Obj:
     containers = [_plugin_container(model, "gpus", "gpu-kubelet-plugin", _sub(model, "gpus", "kubeletPlugin"), GPUS_PORT, ":8080")]
     if d.compute_domains(model):
@@ -352,14 +343,13 @@ def kubelet_plugin(model: Model) -> Obj:
         "initContainers": [_driver_validation(model)],
         "containers": containers,
         "volumes": [
-            c.host_path("plugins-registry", f"{kubelet_root(model)}/plugins_registry"),
-            c.host_path("plugins", f"{kubelet_root(model)}/plugins"),
+            c.host_path("plugins-registry", f"{c.kubelet_root_dir(model)}/plugins_registry"),
+            c.host_path("plugins", f"{c.kubelet_root_dir(model)}/plugins"),
             c.host_path("cdi", "/var/run/cdi"),
             c.host_path("run-nvidia-validations", c.VALIDATIONS_DIR, "DirectoryOrCreate"),
             c.host_path("driver-install-dir", c.driver_install_dir(model), "DirectoryOrCreate"),
             *c.host_root_volumes(model),
-            # go-nvlib's nvpassthrough finds the vfio-pci driver variant of a GPU there
-            *([c.host_path(n, path, "Directory") for n, path in PASSTHROUGH_VOLUMES] if passthrough(model) else []),
+            *([c.host_path(n, path, "Directory") for n, path, _, _ in PASSTHROUGH_MOUNTS] if passthrough(model) else []),
         ],
     }
     ds = c.daemonset(PLUGIN, model, operand=d.DRIVER_LABEL, pod_spec=pod, section=section(model), component="kubelet-plugin", host_root=False)
@@ -405,7 +395,6 @@ def controller(model: Model) -> Obj:
         ctr["resources"] = c.resources(ctl)
     lbls = c.labels(CONTROLLER, "controller")
     common = model.section("daemonsets")  # the operator's controller manifest takes them too
-    pod_labels = {**lbls, **{str(k): str(v) for k, v in (common.get("labels") or {}).items() if k not in ("app", "app.kubernetes.io/part-of")}}
     pod: Obj = {
         "serviceAccountName": CONTROLLER,
         "priorityClassName": str(common.get("priorityClassName") or "system-node-critical"),
@@ -434,7 +423,7 @@ def controller(model: Model) -> Obj:
         pod["imagePullSecrets"] = secrets
     annotations = {str(k): str(v) for k, v in (common.get("annotations") or {}).items()}
     out = c.deployment(CONTROLLER, model, lbls, pod, annotations or None)
-    out["spec"]["template"]["metadata"]["labels"] = pod_labels
+    out["spec"]["template"]["metadata"]["labels"] = c.common_pod_labels(model, lbls)
     return out
 
 
