@@ -449,3 +449,15 @@ def test_passthrough_support_mounts_the_hosts_modules_sysfs_and_procfs() -> None
     }
     plain = _daemonsets(_model())["dra-driver/nvidia-dra-driver-kubelet-plugin"]
     assert not {"lib-modules", "sysfs", "procfs"} & {v["name"] for v in plain["volumes"]}
+
+
+def test_dra_validator_takes_the_dra_drivers_pull_secrets_beside_the_validators() -> None:
+    """The operator's DRA validator pod takes `draDriver.imagePullSecrets` (its GPUCluster
+    spec); gpu-render's validator pods take `validator.imagePullSecrets`. The DRA validator
+    takes both, each name once, so a secret given in either place reaches the pod."""
+    extra = "validator: {imagePullSecrets: [reg-a]}\ndraDriver: {imagePullSecrets: [reg-b, reg-a]}\n"
+    pod = _daemonsets(_model(MIXED + extra))["dra-validator/nvidia-dra-validator"]
+    assert pod["imagePullSecrets"] == [{"name": "reg-a"}, {"name": "reg-b"}]
+    only_dra = _daemonsets(_model(MIXED + "draDriver: {imagePullSecrets: [reg-b]}\n"))["dra-validator/nvidia-dra-validator"]
+    assert only_dra["imagePullSecrets"] == [{"name": "reg-b"}]
+    assert "imagePullSecrets" not in _daemonsets(_model())["dra-validator/nvidia-dra-validator"]

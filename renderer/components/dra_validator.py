@@ -10,6 +10,8 @@ the markers when it stops, so a driver reload re-runs the chain.
 
 from __future__ import annotations
 
+from typing import Any
+
 from renderer.components import common as c
 from renderer.components import dra_common as d
 from renderer.components.common import Obj
@@ -18,6 +20,16 @@ from renderer.model import Model
 NAME = "nvidia-dra-validator"
 CLAIM = "nvidia-dra-validator-gpu"
 REQUEST = "validation-gpu"
+
+
+def pull_settings(model: Model) -> dict[str, Any]:
+    """``validator`` with the DRA driver's pull secrets after its own: the operator's
+    ``state-dra-validation`` pod takes ``draDriver.imagePullSecrets`` (its GPUCluster spec),
+    gpu-render's other validator pods take ``validator.imagePullSecrets``; with both, a registry
+    secret named in either place reaches the pod."""
+    v = model.section("validator")
+    lists = [v.get("imagePullSecrets"), model.section("draDriver").get("imagePullSecrets")]
+    return {**v, "imagePullSecrets": [item for items in lists for item in items or []]}
 
 
 def daemonset(model: Model) -> Obj:
@@ -54,7 +66,7 @@ def daemonset(model: Model) -> Obj:
             *c.host_root_volumes(model),
         ],
     }
-    ds = c.gpu_client_daemonset(NAME, model, operand=d.VALIDATOR_LABEL, pod_spec=pod, section=v, gpu_container="toolkit-validation")
+    ds = c.gpu_client_daemonset(NAME, model, operand=d.VALIDATOR_LABEL, pod_spec=pod, section=pull_settings(model), gpu_container="toolkit-validation")
     spec = ds["spec"]["template"]["spec"]
     if "priorityClassName" not in spec:
         spec["priorityClassName"] = "system-node-critical"
