@@ -55,6 +55,19 @@ COMPATIBILITY: dict[str, str] = {
     "/nodePools/*/driver/upgradePolicy/waitForCompletion": "the upgrade controller is part of the operator; the DaemonSet controller and k8s-driver-manager do not wait for jobs (GPU pods are evicted after gpuPodDeletion.timeoutSeconds)",
 }
 
+_POD_CLAIM = "a container's claim needs an entry of the pod's resourceClaims, which the pod does not have (the API server would refuse it): not rendered"
+CLAIMS_SECTIONS = {
+    **dict.fromkeys((
+        "ccManager", "dcgm", "dcgmExporter", "devicePlugin", "driver", "gfd", "kataSandboxDevicePlugin", "migManager",
+        "nodePools/*/driver", "nodeStatusExporter", "sandboxDevicePlugin", "toolkit", "validator", "vfioManager",
+        "vgpuDeviceManager", "vgpuManager",
+    ), "the ClusterPolicy CRD's resources keep only limits and requests, so the operator never saw the claims its chart passed on; " + _POD_CLAIM),
+    **dict.fromkeys(("nfd/gc", "nfd/master", "nfd/worker"), "the NFD chart passes it to the pod, which has no resourceClaims: " + _POD_CLAIM),
+    "nodeLabeller": _POD_CLAIM,
+}  # fmt: skip
+"""Sections whose ``resources.claims`` the model drops (``resolve._without_claims``), with the reason."""
+COMPATIBILITY.update({f"/{section}/resources/claims": why for section, why in CLAIMS_SECTIONS.items()})
+
 PENDING: dict[str, str] = {}
 """Keys accepted but not rendered yet, with the reason "not rendered yet: ..." (none now: each
 key the operator renders is rendered, and the rest say the operator's own reason above)."""

@@ -63,6 +63,7 @@ def operator_fallbacks(full: dict[str, Any]) -> None:
             section["version"] = _defaults()[key]["version"]
     _default_config_names(full)
     _metrics_text(full)
+    _without_claims(full)
     for section in ("devicePlugin", "migManager"):
         _last_entry_trimmed(full, section)
     common = full.get("daemonsets")
@@ -72,6 +73,21 @@ def operator_fallbacks(full: dict[str, Any]) -> None:
         common["tolerations"] = [dict(t) for t in ASSET_TOLERATIONS]
     if common.get("priorityClassName") == "":
         common["priorityClassName"] = ASSET_PRIORITY_CLASS
+
+
+def _without_claims(full: dict[str, Any]) -> None:
+    """Each operand's ``resources`` without ``claims``, as the ClusterPolicy keeps them (its CRD
+    prunes ``claims``; ``validate`` warns, ``noeffect``). Here in the model, so neither the static
+    render nor the chart's values carry them. NFD and the node labeller take the same rule."""
+    sections: list[Any] = [full.get(key) for key in sorted(full)]
+    nfd = full.get("nfd")
+    if isinstance(nfd, dict):
+        sections += [nfd.get(pod) for pod in ("master", "worker", "gc")]
+    sections += [pool.get("driver") for pool in full.get("nodePools") or [] if isinstance(pool, dict)]
+    for section in sections:
+        res = section.get("resources") if isinstance(section, dict) else None
+        if isinstance(res, dict) and "claims" in res:
+            section["resources"] = {k: v for k, v in res.items() if k != "claims"}
 
 
 def _config(full: dict[str, Any], section: str) -> dict[str, Any] | None:

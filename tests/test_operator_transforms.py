@@ -58,6 +58,38 @@ def test_config_manager_takes_no_resources_with_a_warning(component: str, main: 
     assert "resources" not in ctr(spec, "config-manager") and "resources" not in ctr(spec, "config-manager-init")
 
 
+def test_resource_claims_are_dropped_with_a_warning_as_the_clusterpolicy_crd_prunes_them() -> None:
+    """The ClusterPolicy CRD's ResourceRequirements has only limits and requests
+    (api/nvidia/v1/clusterpolicy_types.go): the chart passes `resources.claims`, the API
+    server prunes it, so no operand container has claims. A claim there would also name no
+    entry of the pod's resourceClaims, and the API server would refuse the DaemonSet. gpu-render
+    drops it in the model and warns at the key (NFD and the node labeller alike)."""
+    from renderer import yamlio
+    from renderer.inputs import Inputs
+    from renderer.pipeline import plan
+    from renderer.render import objects
+
+    claims = [{"name": "gpu"}]
+    values = {
+        "nodePools": [{**UBUNTU, "driver": {"resources": {"claims": claims}}}],
+        "driver": {"resources": {**CPU1, "claims": claims}},
+        "validator": {"resources": {"claims": claims}},
+        "nfd": {"worker": {"resources": {"claims": claims}}},
+    }
+    p = plan(Inputs(yamlio.dump(values).encode(), "values.yaml"))
+    warned = sorted(x.pointer for x in p.problems if "has no effect" in x.message and x.pointer.endswith("/claims"))
+    assert warned == ["/driver/resources/claims", "/nfd/worker/resources/claims", "/nodePools/0/driver/resources/claims", "/validator/resources/claims"]
+    assert p.base is not None
+    for items in objects(p.base).values():
+        for obj in items:
+            spec = (obj.get("spec") or {}).get("template", {}).get("spec") or {}
+            if "resourceClaims" in spec:
+                continue  # the DRA operands' own claims
+            for c in [*spec.get("initContainers", []), *spec.get("containers", [])]:
+                assert "claims" not in (c.get("resources") or {}), (obj["metadata"]["name"], c["name"])
+    assert ctr(pod(ds(p.base, "driver")), "nvidia-driver-ctr")["resources"] == CPU1
+
+
 @pytest.mark.parametrize("release", ["v26.3", "v26.7"])
 def test_mps_mounts_init_takes_device_plugin_resources_from_v26_7(release: str) -> None:
     """TransformMPSControlDaemon: applyResourceRequirements on mps-control-daemon-mounts (v26.7)."""
