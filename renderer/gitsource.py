@@ -57,30 +57,50 @@ def merge_base(cwd: Path) -> tuple[str, str]:
     return f"merge-base({branch})", sha
 
 
-def _read_blobs(commit: str, paths: list[str], cwd: Path) -> dict[str, bytes]:
-    """Contents of ``paths`` at ``commit`` in one ``git cat-file --batch`` call."""
-    if not paths:
+def _read_blobs(ids: list[str], cwd: Path) -> dict[str, bytes]:
+    """Contents of the blobs ``ids`` in one ``git cat-file --batch`` call.
+
+    Asked by object id, never by ``commit:path``: the request is one line per object, and a
+    committed file name may hold a newline, which would split its request in two and hand
+    every later answer to the wrong path (a decoy file could so replace what ``diff`` reads)."""
+    if not ids:
         return {}
-    request = "".join(f"{commit}:{p}\n" for p in paths).encode()
+    request = "".join(f"{i}\n" for i in ids).encode()
     raw = git(["cat-file", "--batch"], cwd, stdin=request)
     out: dict[str, bytes] = {}
     pos = 0
-    for p in paths:
+    for i in ids:
         end = raw.index(b"\n", pos)
         header = raw[pos:end].split()
         pos = end + 1
         if len(header) < 3 or header[1] != b"blob":
             continue
         size = int(header[2])
-        out[p] = raw[pos : pos + size]
+        out[i] = raw[pos : pos + size]
         pos += size + 1
     return out
 
 
-def list_files(commit: str, folder: str, cwd: Path) -> list[str]:
-    """Every file path under ``folder`` (repository-relative) at ``commit``."""
-    raw = git(["ls-tree", "-r", "-z", "--name-only", commit, "--", folder.rstrip("/") + "/"], cwd)
-    return sorted(p for p in raw.decode("utf-8").split("\0") if p)
+def list_files(commit: str, paths: list[str], cwd: Path) -> dict[str, str]:
+    """Every regular file at ``commit`` under ``paths`` (repository-relative files or folders):
+    path -> blob id. Symbolic links and submodules are left out (on disk a link is refused or
+    followed within the repo; a link's blob is its target's name, not a file's text)."""
+    raw = git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", *paths], cwd)
+    out: dict[str, str] = {}
+    for entry in raw.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, name = entry.partition(b"\t")
+        mode, kind, oid = (meta.split() + [b"", b"", b""])[:3]
+        if kind != b"blob" or mode not in (b"100644", b"100755"):
+            continue
+        try:
+            path = name.decode("utf-8")
+        except UnicodeDecodeError:
+            shown = name.decode("utf-8", "backslashreplace")
+            raise UserError(f"{commit[:12]}: the file name {shown!r} is not UTF-8", hint="rename the file; gpu-render reads UTF-8 names only") from None
+        out[path] = oid.decode("ascii")
+    return out
 
 
 def read_inputs_at(commit: str, label: str, cwd: Path, values: str = "values.yaml", overlays: str = "overlays") -> Inputs:
@@ -88,16 +108,19 @@ def read_inputs_at(commit: str, label: str, cwd: Path, values: str = "values.yam
     pre = prefix(cwd)
     values_path = str(PurePosixPath(pre) / values)
     overlays_path = str(PurePosixPath(pre) / overlays)
-    listed = list_files(commit, overlays_path, cwd)
-    wanted = [values_path]
+    files = list_files(commit, [values_path, overlays_path.rstrip("/") + "/"], cwd)
+    wanted = [values_path] if values_path in files else []
     per_cluster: dict[str, list[str]] = {}
-    for path in listed:
+    for path in sorted(files):
+        if not path.startswith(overlays_path.rstrip("/") + "/"):
+            continue
         rel = PurePosixPath(path).relative_to(overlays_path)
         if len(rel.parts) < 2 or rel.parts[0].startswith("."):
             continue
         per_cluster.setdefault(rel.parts[0], []).append(path)
         wanted.append(path)
-    blobs = _read_blobs(commit, wanted, cwd)
+    by_id = _read_blobs(sorted({files[p] for p in wanted}), cwd)
+    blobs = {p: by_id[files[p]] for p in wanted if files[p] in by_id}
     if values_path not in blobs:
         raise UserError(f"{label}: {values_path} does not exist at that commit", hint="pass an output folder, or a ref that has the policy")
     clusters = []
@@ -108,7 +131,7 @@ def read_inputs_at(commit: str, label: str, cwd: Path, values: str = "values.yam
         patches = tuple(
             (PurePosixPath(p).name, blobs[p])
             for p in per_cluster[name]
-            if p.startswith(f"{base}/patches/") and p.endswith((".yaml", ".yml")) and p.count("/") == base.count("/") + 2
+            if p in blobs and p.startswith(f"{base}/patches/") and p.endswith((".yaml", ".yml")) and p.count("/") == base.count("/") + 2
         )
         clusters.append(
             ClusterInput(

@@ -489,3 +489,35 @@ def test_pool_mig_config_change_seeds_labels_and_resets_no_gpu(repo: Path, run_c
     assert any("nodePools[name=ubuntu2204].mig" in r and "only on nodes without it" in r for r in churn["reasons"])
     changed = {o["name"] for o in data["objects"]}
     assert changed == {"nvidia-node-labeller"}
+
+
+def test_a_file_name_with_a_newline_cannot_hand_another_files_text_to_the_diff(repo: Path, run_cli: Run) -> None:
+    """A committed name `a\\n<blob id>` once split its `commit:path` request to git cat-file in
+    two, so every later path got the answer meant for the one before: the old blob stood in
+    for the changed values and `diff` said "No changes" (a review bypass). Blobs are read by id."""
+    old = git(repo, "rev-parse", "main:overlays/staging/values.yaml").strip()
+    bumped = "nodePools:\n  - name: ubuntu2204\n    os: {id: ubuntu, version: '22.04'}\n    driver: {version: '580.95.05'}\n"
+    commit(repo, {"overlays/staging/values.yaml": bumped, f"overlays/staging/a\n{old}": "x\n"}, "decoy")
+    data = diff_json(run_cli, "main", "change")
+    assert {"label": "driver pool ubuntu2204", "old": "570.124.06", "new": "580.95.05", "clusters": ["staging"]} in data["versions"]
+    assert run_cli("diff", "main", "change", "--fail-on", "driver-reload").exit_code == 1
+
+
+def test_a_file_name_that_is_not_utf8_is_a_problem_not_a_crash(repo: Path, run_cli: Run) -> None:
+    (repo / "overlays" / "staging" / "patches").mkdir()
+    (repo / os.fsdecode(b"overlays/staging/patches/a\xff.yaml")).write_bytes(b"x: 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "odd name")
+    result = run_cli("diff", "main", "change")
+    assert result.exit_code == 2 or result.exit_code == 1, result.output
+    assert "is not UTF-8" in result.output + result.stderr and "Traceback" not in result.output + result.stderr
+
+
+def test_a_committed_symlink_is_not_read_as_a_file(repo: Path, run_cli: Run) -> None:
+    """A symbolic link's blob is its target's name: it is left out, as a file it is not."""
+    (repo / "overlays" / "staging" / "patches").mkdir()
+    os.symlink("/etc/hostname", repo / "overlays" / "staging" / "patches" / "p.yaml")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "link")
+    data = diff_json(run_cli, "main", "change")
+    assert data["versions"] == []
