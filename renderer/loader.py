@@ -96,7 +96,38 @@ def load_documents(raw: bytes | str, path: str, *, multi: bool = True, anchors: 
         found = _anchor(text, path)
         if found is not None:
             return None, [found]
-    return _parse(text, path, multi)
+    docs, problems = _parse(text, path, multi)
+    if docs is not None and "\\" in text:  # only an escape (``"\ud800"``) makes a lone surrogate
+        for source in docs:
+            pointer = _surrogate_at(source.data, "")
+            if pointer is not None:
+                return None, [_problem(path, *source.locate(pointer), _SURROGATE, "encoding", _SURROGATE_HINT, pointer)]
+    return docs, problems
+
+
+_SURROGATE = "a lone UTF-16 surrogate escape (\\ud800-\\udfff) is not a character: no UTF-8 file can hold it"
+_SURROGATE_HINT = "write the character itself, or a character above U+FFFF as one \\U escape (\\U0001F600); Go's YAML, which Helm and Kustomize use, refuses these escapes too"
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_at(data: Any, pointer: str) -> str | None:
+    """The JSON pointer of the first key or string of ``data`` holding a lone surrogate."""
+    if isinstance(data, str):
+        return pointer if _SURROGATES.search(data) else None
+    if isinstance(data, dict):
+        for key, value in data.items():
+            at = f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}"
+            if isinstance(key, str) and _SURROGATES.search(key):
+                return at
+            found = _surrogate_at(value, at)
+            if found is not None:
+                return found
+    elif isinstance(data, list):
+        for index, item in enumerate(data):
+            found = _surrogate_at(item, f"{pointer}/{index}")
+            if found is not None:
+                return found
+    return None
 
 
 _SEPARATOR = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
@@ -268,20 +299,31 @@ def load_json(raw: bytes, path: str, limit: int = MAX_BYTES, max_values: int = M
         return None, [_problem(path, 1, 1, f"not valid JSON: {exc}", "syntax")]
     if duplicate:
         return None, [_problem(path, 1, 1, f"duplicate key {duplicate[0]!r}", "duplicate-key", hint="JSON readers disagree on which one wins")]
+    problem = _json_limits(data, path, max_values, "\\u" in text)
+    return (None, [problem]) if problem is not None else (data, [])
+
+
+def _json_limits(data: Any, path: str, max_values: int, escapes: bool) -> Problem | None:
+    """The value count and string length limits of parsed JSON, and (``escapes``: the text has
+    ``\\u`` escapes) no lone surrogate."""
+    if escapes:
+        pointer = _surrogate_at(data, "")
+        if pointer is not None:
+            return _problem(path, 1, 1, _SURROGATE, "encoding", _SURROGATE_HINT, pointer)
     stack = [data]
     values = 0
     while stack:
         item = stack.pop()
         values += 1
         if values > max_values:
-            return None, [_problem(path, 1, 1, f"more than {max_values} values", "too-many-nodes")]
+            return _problem(path, 1, 1, f"more than {max_values} values", "too-many-nodes")
         if isinstance(item, dict):
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
         elif isinstance(item, str) and len(item) > MAX_STRING:
-            return None, [_problem(path, 1, 1, f"string of {len(item)} characters, over the limit of {MAX_STRING}", "too-long")]
-    return data, []
+            return _problem(path, 1, 1, f"string of {len(item)} characters, over the limit of {MAX_STRING}", "too-long")
+    return None
 
 
 def _json_depth(text: str) -> int:

@@ -257,3 +257,33 @@ def test_modest_alias_reuse_is_fine() -> None:
     text = "tol: &tol [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n" + "".join(f"c{n}: {{tolerations: *tol}}\n" for n in range(20))
     value = data(text)
     assert isinstance(value, dict) and len(value) == 21
+
+
+@pytest.mark.parametrize(("text", "pointer"), [
+    ('toolkit:\n  env:\n    - name: A\n      value: "\\ud800"\n', "/toolkit/env/0/value"),
+    ('gitops:\n  repoURL: "https://x/\\udfff"\n', "/gitops/repoURL"),
+    ('driver:\n  "\\ud83d\\ude00": 1\n', "/driver/\ud83d\ude00"),
+])
+def test_a_lone_surrogate_escape_is_a_problem_at_its_place(text: str, pointer: str) -> None:
+    """`"\\ud800"` parses to a code point no UTF-8 file can hold: it passed validate and crashed
+    the build's writer. Go's YAML refuses such escapes too (a pair as well: write `\\U0001F600`)."""
+    from renderer.loader import load_text
+
+    source, problems = load_text(text.encode(), "values.yaml")
+    assert source is None
+    assert [(p.code, p.pointer) for p in problems] == [("encoding", pointer)]
+    assert problems[0].line > 1
+
+
+def test_a_character_above_ffff_written_out_or_as_one_escape_is_read() -> None:
+    from renderer.loader import load_text
+
+    source, problems = load_text('a: "\\U0001F600"\nb: "\U0001f600"\n'.encode(), "values.yaml")
+    assert problems == [] and source is not None and source.data == {"a": "\U0001f600", "b": "\U0001f600"}
+
+
+def test_a_lone_surrogate_escape_in_json_is_a_problem() -> None:
+    from renderer.loader import load_json
+
+    data, problems = load_json(b'{"items": [{"metadata": {"labels": {"a": "ubuntu\\ud800"}}}]}', "nodes.json")
+    assert data is None and [(p.code, p.pointer) for p in problems] == [("encoding", "/items/0/metadata/labels/a")]
