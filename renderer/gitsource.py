@@ -91,7 +91,7 @@ def list_files(commit: str, paths: list[str], cwd: Path) -> dict[str, str]:
         if not entry:
             continue
         meta, _, name = entry.partition(b"\t")
-        mode, kind, oid = (meta.split() + [b"", b"", b""])[:3]
+        mode, kind, oid = [*meta.split(), b"", b"", b""][:3]
         if kind != b"blob" or mode not in (b"100644", b"100755"):
             continue
         try:

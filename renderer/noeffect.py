@@ -67,6 +67,10 @@ CLAIMS_SECTIONS = {
 }  # fmt: skip
 """Sections whose ``resources.claims`` the model drops (``resolve._without_claims``), with the reason."""
 COMPATIBILITY.update({f"/{section}/resources/claims": why for section, why in CLAIMS_SECTIONS.items()})
+COMPATIBILITY.update({
+    "/daemonsets/labels/app": "every operand keeps app: <its name>, its DaemonSet's selector (the operator skips this label of daemonsets.labels too)",
+    "/daemonsets/labels/app.kubernetes.io~1part-of": "every operand keeps its own app.kubernetes.io/part-of (the operator skips this label of daemonsets.labels too)",
+})
 
 PENDING: dict[str, str] = {}
 """Keys accepted but not rendered yet, with the reason "not rendered yet: ..." (none now: each

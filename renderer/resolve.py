@@ -64,6 +64,7 @@ def operator_fallbacks(full: dict[str, Any]) -> None:
     _default_config_names(full)
     _metrics_text(full)
     _without_claims(full)
+    _own_labels_kept(full)
     for section in ("devicePlugin", "migManager"):
         _last_entry_trimmed(full, section)
     common = full.get("daemonsets")
@@ -73,6 +74,20 @@ def operator_fallbacks(full: dict[str, Any]) -> None:
         common["tolerations"] = [dict(t) for t in ASSET_TOLERATIONS]
     if common.get("priorityClassName") == "":
         common["priorityClassName"] = ASSET_PRIORITY_CLASS
+
+
+OWN_LABELS = ("app", "app.kubernetes.io/part-of")
+"""Labels of every operand that ``daemonsets.labels`` does not replace (the operator's
+applyCommonDaemonsetMetadata skips them: ``app`` is the DaemonSet's selector)."""
+
+
+def _own_labels_kept(full: dict[str, Any]) -> None:
+    """``daemonsets.labels`` without :data:`OWN_LABELS` (``validate`` warns, ``noeffect``). Here
+    in the model, so the chart's values do not carry them either."""
+    common = full.get("daemonsets")
+    labels = common.get("labels") if isinstance(common, dict) else None
+    if isinstance(common, dict) and isinstance(labels, dict) and any(k in labels for k in OWN_LABELS):
+        common["labels"] = {k: v for k, v in labels.items() if k not in OWN_LABELS}
 
 
 def _without_claims(full: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ import copy
 import itertools
 import json
 import re
+import shutil
 import subprocess
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -1959,3 +1960,73 @@ def test_config_data_ending_in_blank_lines_is_printed_and_reproduced(helm: str, 
     values = (chart / "values.yaml").read_text()
     assert "\n...\n" not in values and 'a-notes.txt: "kept as written\\n\\n"' in values
     _reproduced(helm, chart, p, sorted(CONFIG_DATA))
+
+
+def _digests(objs: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Each driver DaemonSet's DRIVER_CONFIG_DIGEST values (manager init and driver container)."""
+    out: dict[str, set[str]] = {}
+    for obj in objs:
+        if obj.get("kind") == "DaemonSet" and obj["metadata"]["name"].startswith("nvidia-driver-daemonset"):
+            spec = obj["spec"]["template"]["spec"]
+            for ctr in [*spec.get("initContainers", []), *spec["containers"]]:
+                for env in ctr.get("env") or []:
+                    if env["name"] == "DRIVER_CONFIG_DIGEST":
+                        out.setdefault(obj["metadata"]["name"], set()).add(env.get("value") or "")
+    return out
+
+
+def test_a_driver_digest_whose_inputs_values_change_is_emptied_not_stale(helm: str, example: Path) -> None:
+    """k8s-driver-manager skips the reinstall when the digest equals the node's: the build's
+    digest with another driver version kept the old driver loaded. A pool whose hashed settings
+    differ from the build's, or that the build did not have, gets an empty digest (read as a
+    changed configuration: it reinstalls); settings no digest field takes keep it."""
+    built = _digests(_template(helm, example))
+    assert all(len(v) == 1 and v != {""} for v in built.values()), built
+    bumped = _digests(_template(helm, example, "--set", "driver.pools.ubuntu2204.version=600.10.02"))
+    assert bumped["nvidia-driver-daemonset-ubuntu2204"] == {""}
+    assert bumped["nvidia-driver-daemonset-rhel94"] == built["nvidia-driver-daemonset-rhel94"]
+    for setting in ("driver.pools.ubuntu2204.manager.env[0].name=X", "gds.enabled=true", "hostPaths.rootFS=/host", "driver.pools.ubuntu2204.rdma.enabled=true"):
+        assert _digests(_template(helm, example, "--set", setting))["nvidia-driver-daemonset-ubuntu2204"] == {""}, setting
+    for setting in ("driver.pools.ubuntu2204.tolerations[0].key=a", "driver.pools.ubuntu2204.priorityClassName=p", "driver.pools.ubuntu2204.resources.limits.cpu=2"):
+        assert _digests(_template(helm, example, "--set", setting)) == built, setting
+    pools = yamlio.load((example / "values.yaml").read_text())["driver"]["pools"]
+    added = {"driver": {"pools": {"rhel94b": {**pools["rhel94"], "nodeSelector": {"pool": "b"}}, "rhel94": {**pools["rhel94"], "nodeSelector": {"pool": "a"}}}}}
+    path = example.parent / "added-pool.yaml"
+    path.write_text(yamlio.dump(added))
+    got = _digests(_template(helm, example, "-f", str(path)))
+    assert got["nvidia-driver-daemonset-rhel94b"] == {""}
+
+
+def test_the_driver_digest_inputs_cover_what_the_driver_template_reads() -> None:
+    """The inputs digest lists the fleet values the range over the driver pools reads, but those
+    no digest field takes: a new read there would leave the digest stale again."""
+    from renderer.emit import buildtime
+
+    text = (ROOT / "output" / CHART / "templates" / "driver.yaml").read_text()
+    body = text[text.index("{{- range $name, $pool := .Values.driver.pools }}") :]
+    reads = set(re.findall(r"\$\.Values\.([A-Za-z0-9_.]+)", body))
+    covered = {"gds", "gdrcopy", "hostPaths.rootFS", "cluster.operatorRelease", "generated"}
+    not_hashed = {"cluster.namespace", "daemonsets.annotations", "daemonsets.priorityClassName", "daemonsets.tolerations", "driver.resources", "daemonsets.labels"}
+    assert reads - covered - not_hashed == set()
+    assert buildtime.pool_inputs({"driver": {"pools": {"p": {"version": "1", "tolerations": []}}}}, "p") == [{"version": "1"}, None, None, None, None]
+
+
+def test_the_chart_works_as_a_subchart_of_an_umbrella_chart(helm: str, example: Path, tmp_path: Path) -> None:
+    """Helm gives every subchart `global`: the schema must take it (it refused the chart
+    inside an umbrella chart: additional properties 'global' not allowed)."""
+    umbrella = tmp_path / "umbrella"
+    shutil.copytree(example, umbrella / "charts" / "gpu-stack")
+    (umbrella / "Chart.yaml").write_text("apiVersion: v2\nname: umbrella\nversion: 0.1.0\ndependencies:\n  - name: gpu-stack\n    version: '*'\n")
+    (umbrella / "values.yaml").write_text("global:\n  imageRegistry: mirror.example.com\n")
+    got = _template(helm, umbrella)
+    assert normalise(got) == normalise(_template(helm, example))
+    assert _template(helm, example, "--set", "global.x=1")
+
+
+def test_chart_refuses_the_labels_every_operand_keeps(helm: str, example: Path) -> None:
+    """daemonsets.labels.app would replace the operands' selector label: the operator skips it
+    and app.kubernetes.io/part-of, and so does the policy (with a warning); the chart refuses."""
+    for label in ("app", "app.kubernetes.io/part-of"):
+        proc = subprocess.run([helm, "template", "gpu-stack", str(example), "--set-json", f'daemonsets.labels={{"{label}":"foo"}}'], capture_output=True, text=True, timeout=120)
+        assert proc.returncode != 0 and "templates/NOTES.txt" in proc.stderr and "every operand keeps its own" in proc.stderr, proc.stderr
+    assert any(o.get("kind") == "DaemonSet" for o in _template(helm, example, "--set", "daemonsets.labels.team=ml"))

@@ -66,6 +66,53 @@ def digests(values: dict[str, Any], fixed: set[Path]) -> dict[str, str]:
     return out
 
 
+POOL_DIGEST = "DRIVER_CONFIG_DIGEST"
+"""The computed leaf of a driver pool whose inputs the chart checks (:func:`pool_inputs`)."""
+INPUTS = "inputs/driver/"
+"""Prefix of each driver pool's inputs digest in ``generated``."""
+NOT_HASHED = (
+    "annotations", "hostNetwork", "imagePullPolicy", "imagePullSecrets", "labels", "livenessProbe", "nodeSelector",
+    "priorityClassName", "readinessProbe", "resources", "startupProbe", "tolerations",
+)  # fmt: skip
+"""A pool's settings that no field of the operator's ``DriverInstallState`` takes
+(``renderer/driverdigest.py``): a ``--set`` of one keeps the digest."""
+
+
+DIGEST_SUFFIX = f"/env/{POOL_DIGEST}/value"
+
+
+def is_pool_digest(key: str) -> bool:
+    """Is ``key`` (a ``generated`` key, ``driver/<pool>/<container>/env/DRIVER_CONFIG_DIGEST/value``)
+    a driver pool's config digest?"""
+    return key.startswith("driver/") and key.endswith(DIGEST_SUFFIX) and key.count("/") >= 6
+
+
+def pool_inputs(values: dict[str, Any], pool: str) -> list[Any]:
+    """What a driver pool's ``DRIVER_CONFIG_DIGEST`` is computed from, as the chart's helper
+    ``driverDigest`` lists it: the pool's settings but :data:`NOT_HASHED`, and the fleet's
+    ``gds``, ``gdrcopy``, ``hostPaths.rootFS`` and release, which the driver template reads."""
+    settings = get(values, ("driver", "pools", pool))
+    own = {k: v for k, v in settings.items() if k not in NOT_HASHED} if isinstance(settings, dict) else None
+    return [own, values.get("gds"), values.get("gdrcopy"), get(values, ("hostPaths", "rootFS")), get(values, ("cluster", "operatorRelease"))]
+
+
+def pool_input_digests(values: dict[str, Any]) -> dict[str, str]:
+    """``generated`` entries ``inputs/driver/<pool>``: the sha256 of :func:`pool_inputs` as
+    Helm's ``toJson`` prints it, for each pool of ``values``. While a release's values give the
+    same, the template prints the build's digest; otherwise an empty one, which
+    k8s-driver-manager reads as a changed configuration (it reinstalls the driver), where the
+    build's digest would have kept the old driver loaded."""
+    out: dict[str, str] = {}
+    pools = get(values, ("driver", "pools"))
+    for name in sorted(pools) if isinstance(pools, dict) else []:
+        if isinstance(pools[name], dict) and "." not in name:
+            try:
+                out[INPUTS + name] = digest(pool_inputs(values, name))
+            except (TypeError, ValueError, UnicodeEncodeError):  # not what a values file holds
+                continue
+    return out
+
+
 def digest(value: Any) -> str:
     """What Helm's ``toJson <value> | sha256sum`` prints for a values file's ``value``."""
     return hashlib.sha256(go_json(value).encode("utf-8")).hexdigest()

@@ -108,9 +108,18 @@ def templates_for(model: Model, jobs: int = 1) -> tuple[dict[str, Any], list[hel
         _keep_crds(tpl)
     generated = {k: v for tpl in templates for k, v in tpl.generated.items()}
     generated.update(buildtime.digests(values, fixed_keys(templates, values)))
+    generated.update(_pool_inputs(templates, values))
     if generated:
         values["generated"] = dict(sorted(generated.items()))
     return values, templates
+
+
+def _pool_inputs(templates: list[helm_tree.Template], values: dict[str, Any]) -> dict[str, str]:
+    """The driver pools' inputs digests (:func:`buildtime.pool_input_digests`), where a template
+    prints a pool's config digest."""
+    if any(buildtime.is_pool_digest(key) for tpl in templates for key, _, _ in tpl.pool_derived):
+        return buildtime.pool_input_digests(values)
+    return {}
 
 
 def fixed_keys(templates: list[helm_tree.Template], values: dict[str, Any]) -> set[tuple[str, ...]]:
@@ -269,7 +278,8 @@ def cluster_values(chart: Chart, name: str, model: Model, objs: dict[str, list[O
     # is off): the values file says only what the cluster's render decides
     # (the digests of build-time keys are the cluster's own: those of its values)
     kept = {k: v for k, v in (chart.values.get("generated") or {}).items() if not k.startswith(buildtime.PREFIX)}
-    own = buildtime.digests(values, fixed_keys(chart.templates, values))
+    kept = {k: v for k, v in kept.items() if not k.startswith(buildtime.INPUTS)}
+    own = buildtime.digests(values, fixed_keys(chart.templates, values)) | _pool_inputs(chart.templates, values)
     generated = dict(sorted({**kept, **generated_for(chart.templates, static, values), **own}.items()))
     if generated:
         values["generated"] = generated
@@ -313,6 +323,10 @@ def chart_schema() -> dict[str, Any]:
         "type": "object",
         "description": "Derived: do not set. Computed by gpu-render from the rendered objects (configuration digests) and from the pool list (the node labeller's pool rules, node-selector terms); helm does not recompute them, and the chart refuses pools that disagree with them (templates/NOTES.txt). Change the policy and rebuild.",
         "additionalProperties": {"type": ["string", "array"], "description": "Derived: do not set (computed by gpu-render; rebuild)."},
+    }
+    schema["properties"]["global"] = {
+        "type": "object",
+        "description": "Helm's values shared with subcharts: Helm gives every subchart `global` (an umbrella chart that depends on this one), which no template here reads.",
     }
     secrets = schema.get("$defs", {}).get("imagePullSecrets")
     if isinstance(secrets, dict):  # the chart values carry references (helm_values.secret_maps)
@@ -363,7 +377,7 @@ def keys_of_values(schema: dict[str, Any], values: dict[str, Any]) -> dict[str, 
         props = target.get("properties") if isinstance(target, dict) else None
         if not isinstance(value, dict) or not value or not isinstance(props, dict) or target.get("additionalProperties", False) is not False:
             return node
-        names = [k for k in props if k in value or (top and k == "generated")]
+        names = [k for k in props if k in value or (top and k in ("generated", "global"))]
         out = {k: v for k, v in target.items() if k != "$ref"}
         out["properties"] = {k: kept(props[k], value.get(k)) for k in names}
         if isinstance(out.get("required"), list):
@@ -492,10 +506,11 @@ def values_table(values: dict[str, Any], schema: dict[str, Any], fixed: set[tupl
     return rows
 
 
-ON_DEMAND = ("joined", "names", "pullSecrets")
+ON_DEMAND = ("joined", "names", "pullSecrets", "driverDigest")
 """Helpers of chart_helpers.tpl written only when a template includes them (``joined``: only the
 DRA driver's gates print it, and a DRA driver whose gates were build-time text would not;
-``pullSecrets``: only pods that join two pull-secret lists)."""
+``pullSecrets``: only pods that join two pull-secret lists; ``driverDigest``: only the range over
+the driver pools)."""
 
 
 def _on_demand(helpers: str, templates: str) -> str:
@@ -528,4 +543,7 @@ def _mig_profiles_digest() -> str:
 
 def _data(name: str) -> str:
     """A file of the chart's own from ``renderer/data`` with the chart's name in (``[[ chart ]]``)."""
-    return data_text(name).replace("[[ chart ]]", CHART)
+    text = data_text(name).replace("[[ chart ]]", CHART)
+    keys = [json.dumps(k) for k in buildtime.NOT_HASHED]
+    lines = [" ".join(keys[i : i + 6]) for i in range(0, len(keys), 6)]  # one action over lines
+    return text.replace("[[ not hashed ]]", "\n    ".join(lines))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from renderer.components.common import Obj
+from renderer.emit import buildtime
 from renderer.emit.helm_tree import (
     KEYS_KEY,
     MISSING,
@@ -263,7 +264,35 @@ def _read_generated(values: dict[str, Any], key: str) -> Any:
     found = (values.get("generated") or {}).get(key)
     if _READS is not None:
         _READS.append((("generated", key, "#derived"), _fingerprint(found)))
+    if _POOL is not None and buildtime.is_pool_digest(key) and not _fresh(values):
+        return ""
     return copy.deepcopy(found) if isinstance(found, (list, dict)) else found
+
+
+def _fresh(values: dict[str, Any]) -> bool:
+    """Are the pool's digest inputs those the chart was built with (the chart's helper
+    ``driverDigest``)? A pool with no inputs digest keeps its computed value."""
+    assert _POOL is not None
+    key = buildtime.INPUTS + _POOL[1]
+    want = (values.get("generated") or {}).get(key)
+    if _READS is not None:
+        _READS.append((("generated", key, "#derived"), _fingerprint(want)))
+    if want is None:
+        return True
+    for path in ((*POOLS, _POOL[0]), ("gds",), ("gdrcopy",), ("hostPaths", "rootFS"), ("cluster", "operatorRelease")):
+        _read(values, path) if _POOL[0] in path else _read_plain(values, path)  # recorded for the memo
+    try:
+        return bool(buildtime.digest(buildtime.pool_inputs(values, _POOL[1])) == want)
+    except (TypeError, ValueError, UnicodeEncodeError):
+        return False
+
+
+def _read_plain(values: dict[str, Any], path: Path) -> Any:
+    """A read of the chart's own values (``$.Values``) from inside the range, recorded."""
+    found = get(values, path)
+    if _READS is not None:
+        _READS.append((path, _fingerprint(found)))
+    return found
 
 
 def generated_value(found: Any) -> Any:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from renderer import yamlio
-from renderer.emit import helm_logic
+from renderer.emit import buildtime, helm_logic
 from renderer.emit.helm_eval import emptiable, secret_lists, splices_only
 from renderer.emit.helm_tree import (
     MISSING,
@@ -376,6 +376,9 @@ def derived_expr(node: Derived) -> str:
     name in it is made with ``printf`` from ``$name``."""
     if _SCOPE and _SCOPE[-1] in node.key:  # one per pool: keyed by the pool's name
         key = json.dumps(node.key.replace("%", "%%").replace(_SCOPE[-1], "%s"))
+        if buildtime.is_pool_digest(node.key):  # empty once the pool's values are not the build's
+            container = node.key.removesuffix(buildtime.DIGEST_SUFFIX).split("/", 2)[2]
+            return f'include "{CHART}.driverDigest" (list $ $name {json.dumps(container)})'
         return "index $.Values.generated (printf " + key + " $name)"
     return "index " + values_expr(("generated",)) + " " + json.dumps(node.key)
 

@@ -121,6 +121,26 @@ app.kubernetes.io/name: {{ include "gpu-stack.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
+{{/*
+A driver pool's DRIVER_CONFIG_DIGEST, given (list $ $name <container>): the build's digest,
+generated."driver/<pool>/<container>/env/DRIVER_CONFIG_DIGEST/value", while the values it was
+computed from are the build's (the pool's settings but those no digest field takes, the fleet's
+gds, gdrcopy, hostPaths.rootFS and release: their sha256 is generated."inputs/driver/<pool>");
+empty once they differ, or for a pool the build did not have, which k8s-driver-manager reads as
+a changed configuration (it reinstalls the driver). The build's digest with other values would
+have kept the old driver loaded.
+*/}}
+{{- define "gpu-stack.driverDigest" -}}
+{{- $root := index . 0 -}}
+{{- $name := index . 1 -}}
+{{- $digest := index $root.Values.generated (printf "driver/%s/%s/env/DRIVER_CONFIG_DIGEST/value" $name (index . 2)) -}}
+{{- $want := index $root.Values.generated (printf "inputs/driver/%s" $name) -}}
+{{- $pool := omit (index $root.Values.driver.pools $name) "annotations" "hostNetwork" "imagePullPolicy" "imagePullSecrets" "labels" "livenessProbe"
+    "nodeSelector" "priorityClassName" "readinessProbe" "resources" "startupProbe" "tolerations" -}}
+{{- $inputs := list $pool $root.Values.gds $root.Values.gdrcopy $root.Values.hostPaths.rootFS $root.Values.cluster.operatorRelease -}}
+{{- if or (not $want) (eq (toJson $inputs | sha256sum) $want) }}{{ $digest | default "" }}{{ end -}}
+{{- end -}}
+
 {{/* Parts the components share, printed once. */}}
 {{- define "gpu-stack.updateStrategy" -}}
 updateStrategy:
