@@ -77,16 +77,38 @@ class Finding:
         }
 
 
+def _map(value: Any) -> Obj:
+    """``value`` if it is a mapping, else an empty one: a field of the wrong shape is skipped
+    by the checks that read it (the API server rejects such an object; linting never fails)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _seq(value: Any) -> list[Any] | tuple[Any, ...]:
+    """``value`` if it is a list (or tuple), else an empty one (see :func:`_map`)."""
+    return value if isinstance(value, (list, tuple)) else ()
+
+
+def _text(value: Any) -> str:
+    """``str(value)``, or a placeholder for a value Python refuses to print: an integer longer
+    than ``sys.get_int_max_str_digits()`` (YAML reads a long hex number as one), or a list or
+    mapping holding one."""
+    try:
+        return str(value)
+    except ValueError:
+        return f"<{type(value).__name__} too long to print>"
+
+
 def pod_spec(obj: Obj) -> Obj | None:
-    """The pod spec of a Pod, a workload or a CronJob; None for other kinds."""
+    """The pod spec of a Pod, a workload or a CronJob; None for other kinds (and for a spec of
+    the wrong shape)."""
     kind = obj.get("kind")
     spec = obj.get("spec")
-    if not isinstance(spec, dict):
+    if not isinstance(spec, dict) or not isinstance(kind, str):
         return None
     if kind == "Pod":
         return spec
     if kind == "CronJob":
-        spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+        spec = _map(spec.get("jobTemplate") or {}).get("spec") or {}
     elif kind not in _WORKLOADS:
         return None
     template = spec.get("template") if isinstance(spec, dict) else None
@@ -97,7 +119,7 @@ def pod_spec(obj: Obj) -> Obj | None:
 def containers(pod: Obj) -> list[Obj]:
     found: list[Obj] = []
     for key in ("initContainers", "containers", "ephemeralContainers"):
-        found += [c for c in pod.get(key) or [] if isinstance(c, dict)]
+        found += [c for c in _seq(pod.get(key) or []) if isinstance(c, dict)]
     return found
 
 
@@ -119,7 +141,7 @@ def object_findings(obj: Obj, pod: Obj | None) -> list[tuple[str, str]]:
     return out
 
 
-def _check_rules(rules: list[Any]) -> list[tuple[str, str]]:
+def _check_rules(rules: Any) -> list[tuple[str, str]]:
     """The findings of a rule list; a list the components build (plain rules of plain string
     lists) is checked once per process: every build of the chart analysis checks the same
     few rule lists again (:data:`_RULES_SEEN`)."""
@@ -160,12 +182,13 @@ def _rules_key(rules: Any) -> tuple[Any, ...] | None:
     return tuple(key)
 
 
-def _rules_findings(rules: list[Any]) -> list[tuple[str, str]]:
+def _rules_findings(rules: Any) -> list[tuple[str, str]]:
+    """The findings of a rule list; a rule, or a rule's field, of the wrong shape is skipped."""
     out: list[tuple[str, str]] = []
-    for i, rule in enumerate(rules):
+    for i, rule in enumerate(_seq(rules)):
         if not isinstance(rule, dict):
             continue
-        fields = {k: [str(v) for v in rule.get(k) or []] for k in ("apiGroups", "resources", "verbs", "nonResourceURLs")}
+        fields = {k: [_text(v) for v in _seq(rule.get(k) or [])] for k in ("apiGroups", "resources", "verbs", "nonResourceURLs")}
         wild = [k for k, values in fields.items() if "*" in values or any(v.endswith("/*") for v in values)]
         if wild:
             out.append(("wildcard-rbac", f"rule {i} has '*' in {', '.join(wild)}"))
@@ -184,14 +207,14 @@ def _check_pod(pod: Obj) -> list[tuple[str, str]]:
         if pod.get(key) is True:
             out.append((check, f"{key}: true"))
     host_volumes = {
-        str(v.get("name")): str((v.get("hostPath") or {}).get("path"))
-        for v in pod.get("volumes") or []
+        _text(v.get("name")): _text((v.get("hostPath") or {}).get("path"))
+        for v in _seq(pod.get("volumes") or [])
         if isinstance(v, dict) and isinstance(v.get("hostPath"), dict)
     }
     if host_volumes:
         out.append(("host-path", "mounts " + ", ".join(sorted(set(host_volumes.values())))))
     if pod.get("automountServiceAccountToken") is not False:
-        out.append(("service-account-token", f"automountServiceAccountToken is not false (ServiceAccount {pod.get('serviceAccountName') or 'default'})"))
+        out.append(("service-account-token", f"automountServiceAccountToken is not false (ServiceAccount {_text(pod.get('serviceAccountName') or 'default')})"))
     return out + _check_containers(pod, host_volumes)
 
 
@@ -204,22 +227,23 @@ def _check_containers(pod: Obj, host_volumes: dict[str, str]) -> list[tuple[str,
     floating: list[str] = []
     secrets: list[str] = []
     for ctr in containers(pod):
-        name = str(ctr.get("name"))
-        ctx = ctr.get("securityContext") or {}
+        name = _text(ctr.get("name"))
+        ctx = _map(ctr.get("securityContext") or {})
         if ctx.get("privileged") is True:
             privileged.append(name)
         if ctx.get("allowPrivilegeEscalation") is True and ctx.get("privileged") is not True:
             escalate.append(name)
-        added = (ctx.get("capabilities") or {}).get("add") or []
+        added = _seq(_map(ctx.get("capabilities") or {}).get("add") or [])
         if added:
-            caps.append(f"{name} ({', '.join(str(a) for a in added)})")
-        for m in ctr.get("volumeMounts") or []:
-            if isinstance(m, dict) and m.get("name") in host_volumes and m.get("readOnly") is not True:
+            caps.append(f"{name} ({', '.join(_text(a) for a in added)})")
+        for m in _seq(ctr.get("volumeMounts") or []):
+            if isinstance(m, dict) and isinstance(m.get("name"), str) and m.get("name") in host_volumes and m.get("readOnly") is not True:
                 writable.append(f"{name}:{host_volumes[str(m['name'])]}")
-        if _floating(str(ctr.get("image") or "")):
-            floating.append(f"{name} ({ctr.get('image') or 'no image'})")
-        for env in ctr.get("env") or []:
-            if isinstance(env, dict) and env.get("value") and _secret_name(str(env.get("name", ""))):
+        image = _text(ctr.get("image") or "")
+        if _floating(image):
+            floating.append(f"{name} ({image or 'no image'})")
+        for env in _seq(ctr.get("env") or []):
+            if isinstance(env, dict) and env.get("value") and _secret_name(_text(env.get("name", ""))):
                 secrets.append(f"{name}:{env['name']}")
     for check, items in (
         ("privileged-container", privileged),
@@ -262,11 +286,12 @@ def exemptions(obj: Obj) -> dict[str, str]:
     annotations = meta.get("annotations") if isinstance(meta, dict) else None
     if not isinstance(annotations, dict):
         return {}
-    out = parse_exemptions(str(annotations.get(EXEMPT_ANNOTATION) or ""))
+    out = parse_exemptions(_text(annotations.get(EXEMPT_ANNOTATION) or ""))
     for key, reason in annotations.items():
-        check = str(key)[len(EXEMPT_PREFIX) :] if str(key).startswith(EXEMPT_PREFIX) else ""
-        if check.strip() and str(reason or "").strip():
-            out[check.strip()] = str(reason).strip()
+        text = _text(key)
+        check = text[len(EXEMPT_PREFIX) :] if text.startswith(EXEMPT_PREFIX) else ""
+        if check.strip() and _text(reason or "").strip():
+            out[check.strip()] = _text(reason).strip()
     return out
 
 
@@ -313,13 +338,13 @@ def lint(documents: Iterable[tuple[str, Any]], patch_allowed: dict[str, dict[str
         if USER_PATCHES in file:
             allowed = (patch_allowed or {}).get(file, {})
             for check, pointer, message in userpatches.findings(obj):
-                found.append(Finding(file, str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or ""), check, f"{message} (patch, at {pointer or '/'})", allowed.get(check, "")))
+                found.append(Finding(file, _text(obj.get("kind")), _text(meta.get("namespace") or ""), _text(meta.get("name") or ""), check, f"{message} (patch, at {pointer or '/'})", allowed.get(check, "")))
             continue
         if "$patch" in obj:
             continue  # gpu-render's own deletion patches (partial objects)
         reasons = exemptions(obj)
         for check, message in check_object(obj):
-            found.append(Finding(file, str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or ""), check, message, reasons.get(check, "")))
+            found.append(Finding(file, _text(obj.get("kind")), _text(meta.get("namespace") or ""), _text(meta.get("name") or ""), check, message, reasons.get(check, "")))
     return sorted(found)
 
 
