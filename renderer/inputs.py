@@ -72,7 +72,11 @@ class _Refused(Exception):
         self.problem = problem
 
 
-def read_inputs(values: Path, overlays: Path | None) -> Inputs:
+def read_inputs(values: Path, overlays: Path | None, *, given: bool = False) -> Inputs:
+    """The policy's inputs. ``given``: the user named ``overlays`` (``--overlays``), so one that
+    is not a folder is an error (a typo would otherwise build a fleet without its clusters,
+    and remove them from the output) unless nothing else looks like the overlays of the policy;
+    an absent default ``overlays`` is a fleet without clusters."""
     root = values.absolute().parent
     try:
         root = root.resolve(strict=True)
@@ -86,10 +90,13 @@ def read_inputs(values: Path, overlays: Path | None) -> Inputs:
     except _Refused as exc:
         raise UserError(exc.problem.message, hint=exc.problem.hint, problems=[exc.problem]) from None
     clusters: list[ClusterInput] = []
-    if overlays is not None and overlays.is_dir():
+    if overlays is not None and check_overlays(values, overlays, given=given):
         oroot = overlays.absolute().parent.resolve()
-        _inside(overlays, oroot)
-        for entry in sorted(overlays.iterdir()):
+        try:
+            listed = sorted(overlays.iterdir())
+        except OSError as exc:
+            raise UserError(f"cannot read the overlays folder {display(overlays)}: {_reason(exc)}") from None
+        for entry in listed:
             if entry.name.startswith("."):
                 continue
             if not entry.is_dir():
@@ -101,6 +108,66 @@ def read_inputs(values: Path, overlays: Path | None) -> Inputs:
             except _Refused as exc:
                 problems.append(exc.problem)
     return Inputs(fleet, display(values), tuple(clusters), tuple(problems))
+
+
+def check_overlays(values: Path, overlays: Path, *, given: bool = False) -> bool:
+    """Is there an overlays folder to read (see :func:`_overlays_folder`)? A UserError when it
+    is not a folder, or a symlink that leads outside the policy repo (the folder holding it)."""
+    if not _overlays_folder(values, overlays, given):
+        return False
+    try:
+        _inside(overlays, overlays.absolute().parent.resolve())
+    except _Refused as exc:
+        raise UserError(exc.problem.message, hint=exc.problem.hint, problems=[exc.problem]) from None
+    return True
+
+
+def read_policy_file(path: Path, root: Path, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of a policy file as :func:`read_inputs` reads one: inside ``root`` (no symlink
+    out of it on the way), a regular file, under ``limit`` bytes; else a UserError."""
+    try:
+        top = root.absolute().resolve(strict=True)
+        _inside(path, top)
+        return _read(path, top, limit, check_inside=False)
+    except _Refused as exc:
+        raise UserError(exc.problem.message, hint=exc.problem.hint, problems=[exc.problem]) from None
+    except (OSError, RuntimeError) as exc:
+        raise UserError(f"cannot read the policy folder {display(root)}: {_reason(exc)}") from None
+
+
+def confined(target: Path, root: Path) -> None:
+    """Refuse (UserError) to write ``target`` when a symlink on its way leads outside ``root``."""
+    try:
+        top = root.absolute().resolve(strict=True)
+        where = target.absolute().resolve()
+    except (OSError, RuntimeError) as exc:
+        raise UserError(f"refusing to write {display(target)}: {_reason(exc)}") from None
+    if where != top and top not in where.parents:
+        raise UserError(f"refusing to write {display(target)}: it leads to {where}, outside the policy repo {display(root)}", hint="gpu-render writes a policy file only inside the policy repo")
+
+
+def _overlays_folder(values: Path, overlays: Path, given: bool) -> bool:
+    """Is there an overlays folder to read? False when ``overlays`` is absent (a fleet without
+    clusters); a UserError when it is there but not a folder (a file, a dangling symlink), or
+    when the user named one that is absent while the policy has an ``overlays`` of its own."""
+    if not os.path.lexists(overlays):
+        if given:
+            here = overlays.absolute()
+            others = [p for p in (values.absolute().parent / "overlays",) if p != here and os.path.lexists(p)]
+            if others:
+                problem = _problem(
+                    overlays,
+                    f"the overlays folder {display(overlays)} does not exist",
+                    f"the policy's overlays are in {display(others[0])}: pass --overlays {display(others[0])}, or the folder you meant",
+                    code="overlays-folder",
+                )
+                raise UserError(problem.message, hint=problem.hint, problems=[problem])
+        return False
+    if overlays.is_dir():
+        return True
+    what = "a symlink to nothing readable" if os.path.islink(overlays) else "not a folder"
+    problem = _problem(overlays, f"the overlays folder {display(overlays)} is {what}", "overlays/ holds one folder per cluster", code="overlays-folder")
+    raise UserError(problem.message, hint=problem.hint, problems=[problem])
 
 
 def _inside(path: Path, root: Path) -> Path:

@@ -103,6 +103,37 @@ def check_install_spec(spec: str) -> str | None:
     return None
 
 
+def unsafe_text(text: str) -> str | None:
+    """Why ``text`` cannot be written into a scaffold file as it is, or None."""
+    if any(ord(ch) < 32 or 127 <= ord(ch) < 160 or ch in "\u2028\u2029" for ch in text):
+        return "it holds a line break or control character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "it is not UTF-8 text"
+    return None
+
+
+def check_repo_url(url: str) -> str | None:
+    """Why ``url`` cannot be the Argo CD ``repoURL`` of the scaffold, or None."""
+    if not url.strip():
+        return "the repository URL is empty"
+    return unsafe_text(url)
+
+
+def yaml_scalar(text: str) -> str:
+    """``text`` as a YAML scalar that parses back to exactly ``text``: plain when it does
+    (``https://...``), else double-quoted (``'#'``, ``: ``, a leading quote, ``yes``)."""
+    import yaml
+
+    try:
+        if yaml.safe_load(f"k: {text}\n") == {"k": text} and text == text.strip():
+            return text
+    except yaml.YAMLError:
+        pass
+    return json.dumps(text)
+
+
 def scaffold(
     name: str,
     cluster: str = "example",
@@ -121,8 +152,16 @@ def scaffold(
     why = check_install_spec(spec)
     if why is not None:
         raise ValueError(why)
+    from renderer.checks import DNS_LABEL
+
+    if not DNS_LABEL.fullmatch(cluster) or cluster == "fleet":
+        raise ValueError(f"cluster {cluster!r} is not a DNS label (or is 'fleet')")
+    for what, text in (("name", name), ("repo_url", repo_url)):
+        why = unsafe_text(text)
+        if why is not None:
+            raise ValueError(f"{what} {text!r}: {why}")
     env = SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
-    context = {"name": name, "cluster": cluster, "repo_url": repo_url, "version": __version__, "install": spec, "pip_install": f"python -m pip install {shlex.quote(spec)}"}
+    context = {"name": name, "cluster": cluster, "repo_url": yaml_scalar(repo_url), "version": __version__, "install": spec, "pip_install": f"python -m pip install {shlex.quote(spec)}"}
     folder = resources.files("renderer.data").joinpath("init")
     out: dict[str, str] = {}
     for target, template in sorted(FILES.items()):

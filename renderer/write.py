@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from renderer.emit.lock import LOCK, parse
-from renderer.problems import UserError
+from renderer.problems import Problem, UserError
 
 INTERNAL_PREFIX = ".gpu-render-"
 MUTEX = ".gpu-render-mutex"
@@ -134,19 +134,24 @@ def _scan(out: Path) -> _Tree:
             entries = os.scandir(folder)
         except OSError:
             continue  # unreadable or vanished: like os.walk, nothing to list
-        with entries:
-            for entry in entries:
-                name = entry.name
-                if name.startswith(INTERNAL_PREFIX):
-                    continue  # .gpu-render-staging, -mutex, -cache, ...: never output, never foreign
-                path = rel + name
-                if entry.is_dir(follow_symlinks=False):
-                    tree.dirs.add(path)
-                    stack.append((path + "/", entry.path))
-                else:
-                    tree.files.add(path)
-                    if entry.is_symlink():
-                        tree.links.add(path)
+        try:
+            with entries:
+                for entry in entries:
+                    name = entry.name
+                    if name.startswith(INTERNAL_PREFIX):
+                        continue  # .gpu-render-staging, -mutex, -cache, ...: never output, never foreign
+                    path = rel + name
+                    if entry.is_dir(follow_symlinks=False):
+                        tree.dirs.add(path)
+                        stack.append((path + "/", entry.path))
+                    else:
+                        tree.files.add(path)
+                        if entry.is_symlink():
+                            tree.links.add(path)
+        except OSError as exc:  # a folder that fails half-listed: its files would be taken as absent
+            where = os.path.join(folder, "")
+            problem = Problem(where, 1, 1, "", f"cannot list {where}: {exc.strerror or exc}", hint="gpu-render writes only into a folder it can read whole", code="output-folder")
+            raise UserError(problem.message, hint=problem.hint, problems=[problem]) from None
     return tree
 
 

@@ -26,6 +26,8 @@ class BuildOptions:
     cache: bool = True
     jobs: int = 1
     """Processes the chart analysis may use (:mod:`renderer.workers`)."""
+    overlays_given: bool = False
+    """``--overlays`` was given: one that is not a folder is an error (:func:`renderer.inputs.read_inputs`)."""
 
 
 def input_options(f: F) -> F:
@@ -67,7 +69,8 @@ def _execute_build(opts: BuildOptions) -> int:
     from renderer.problems import UserError
     from renderer.write import open_output, plan_changes, write_tree
 
-    inputs = read_inputs(opts.values, opts.overlays)
+    inputs = read_inputs(opts.values, opts.overlays, given=opts.overlays_given)
+    _refuse_dropping_clusters(opts, inputs)
     use_cache = opts.cache and not opts.check  # a check proves the output from the inputs alone
     built = _build(inputs, opts, _load_cache(opts.out, inputs, opts) if use_cache else None)
     if isinstance(built, int):
@@ -89,6 +92,27 @@ def _execute_build(opts: BuildOptions) -> int:
         _save_cache(opts.out, inputs, built)
     _report(changes, opts)
     return EXIT_OK
+
+
+def _refuse_dropping_clusters(opts: BuildOptions, inputs: Any) -> None:
+    """A named ``--overlays`` that is absent, while the output holds rendered clusters: a typo
+    would delete them all; refused (an absent default ``overlays`` is a fleet without clusters)."""
+    import os
+
+    from renderer.problems import UserError
+
+    if not opts.overlays_given or inputs.clusters or os.path.lexists(opts.overlays) or opts.check or opts.dry_run:
+        return
+    rendered = opts.out / "overlays"
+    try:
+        names = sorted(e.name for e in os.scandir(rendered) if e.is_dir(follow_symlinks=False)) if rendered.is_dir() and not rendered.is_symlink() else []
+    except OSError:
+        names = []
+    if names:
+        raise UserError(
+            f"the overlays folder {opts.overlays} does not exist, and {rendered} holds {len(names)} rendered cluster(s) ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}) that the build would delete",
+            hint="pass --overlays with the folder that holds the cluster overlays",
+        )
 
 
 def _build(inputs: Any, opts: BuildOptions, reuse: _Reuse | None) -> Any:
@@ -361,6 +385,7 @@ def _report(changes: list, opts: BuildOptions, check: bool = False) -> None:  # 
 
 
 @click.command("build")
+@click.pass_context
 @input_options
 @click.option("--out", type=click.Path(path_type=Path), default=Path("output"), show_default=True, help="Output folder.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when the output folder is stale.")
@@ -370,25 +395,29 @@ def _report(changes: list, opts: BuildOptions, check: bool = False) -> None:  # 
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems.")
 @click.option("--no-cache", is_flag=True, help="Render every cluster; neither read nor write OUT/.gpu-render-cache/.")
 @jobs_option
-def build_cmd(values: Path, overlays: Path, out: Path, check: bool, dry_run: bool, force: bool, fmt: str, quiet: bool, no_cache: bool, jobs: int | None) -> None:
+def build_cmd(ctx: click.Context, values: Path, overlays: Path, out: Path, check: bool, dry_run: bool, force: bool, fmt: str, quiet: bool, no_cache: bool, jobs: int | None) -> None:
     """Render the policy into OUT: Helm chart, Kustomize base and overlays, Argo CD apps.
 
     Clusters whose inputs and output files did not change since the last build are not
     rendered again (their files are read back); --check always renders everything."""
-    code = execute_build(BuildOptions(values, overlays, out, check, dry_run, force, fmt, quiet, not no_cache, jobs_of(jobs)))
+    from renderer.cli.params import given
+
+    code = execute_build(BuildOptions(values, overlays, out, check, dry_run, force, fmt, quiet, not no_cache, jobs_of(jobs), given(ctx, "overlays")))
     if code:
         raise SystemExit(code)
 
 
 @click.command("validate")
+@click.pass_context
 @input_options
 @format_option
-def validate_cmd(values: Path, overlays: Path, fmt: str) -> None:
+def validate_cmd(ctx: click.Context, values: Path, overlays: Path, fmt: str) -> None:
     """Check the policy and every overlay; print problems, write nothing."""
+    from renderer.cli.params import given
     from renderer.inputs import read_inputs
     from renderer.pipeline import plan
 
-    p = plan(read_inputs(values, overlays))
+    p = plan(read_inputs(values, overlays, given=given(ctx, "overlays")))
     print_problems(p.problems, fmt)
     if fmt == "text" and not p.errors:
         click.echo(f"ok: {values} and {len(p.located) - 1} overlay(s) are valid")

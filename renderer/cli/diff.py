@@ -56,6 +56,8 @@ class DiffOptions:
     comment_limit: int
     jobs: int = 1
     """Processes the chart analysis may use, when a side is an output folder (its other side is rendered whole)."""
+    overlays_given: bool = False
+    """``--overlays`` was given: the working tree's must then be a folder (see :func:`renderer.inputs.read_inputs`)."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ def resolve_source(arg: str | None, opts: DiffOptions, cwd: Path, *, is_base: bo
         if is_base:
             label, sha = gitsource.merge_base(cwd)
             return Source(f"{label} {sha[:12]}", gitsource.read_inputs_at(sha, label, cwd, str(opts.values), str(opts.overlays)))
-        return Source("working tree", read_inputs(opts.values, opts.overlays))
+        return Source("working tree", read_inputs(opts.values, opts.overlays, given=opts.overlays_given))
     folder = Path(arg)
     if folder.is_dir():
         if (folder / "gpu-render.lock").is_file() or (folder / "base").is_dir():
@@ -130,6 +132,32 @@ def want_color(isatty: bool, env: Mapping[str, str]) -> bool:
     return isatty and not env.get("NO_COLOR")
 
 
+def _write_parts(folder: Path, parts: Sequence[str]) -> None:
+    """``folder/part-NNN.md``, one a part, the old parts removed; what cannot be written is a UserError."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob("part-*.md"):
+            old.unlink()
+        for i, part in enumerate(parts, 1):
+            with open(folder / f"part-{i:03d}.md", "x", encoding="utf-8") as handle:  # a new file, never through a symlink
+                handle.write(part)
+    except OSError as exc:
+        raise UserError(f"cannot write the markdown parts into {folder}: {exc.strerror or exc}", hint="--parts-dir names a folder gpu-render may create and write") from None
+
+
+def check_parts_dir(parts_dir: Path | None, fmt: str) -> None:
+    """Usage errors of ``--parts-dir``: it goes with ``--format markdown`` only, and names a folder
+    (or nothing yet), not a file."""
+    import os
+
+    if parts_dir is None:
+        return
+    if fmt != "markdown":
+        raise click.UsageError(f"--parts-dir writes the parts of the markdown report: it needs --format markdown (not {fmt})")
+    if os.path.lexists(parts_dir) and not parts_dir.is_dir():
+        raise click.BadParameter(f"{str(parts_dir)!r} exists and is not a folder", param_hint="'--parts-dir'")
+
+
 def execute(opts: DiffOptions, cwd: Path) -> int:
     from renderer import diff_report
 
@@ -140,11 +168,7 @@ def execute(opts: DiffOptions, cwd: Path) -> int:
         body = diff_report.markdown(d, show_noise=opts.show_noise)
         parts = diff_report.split_markdown(body, opts.comment_limit)
         if opts.parts_dir is not None:
-            opts.parts_dir.mkdir(parents=True, exist_ok=True)
-            for old in opts.parts_dir.glob("part-*.md"):
-                old.unlink()
-            for i, part in enumerate(parts, 1):
-                (opts.parts_dir / f"part-{i:03d}.md").write_text(part, encoding="utf-8")
+            _write_parts(opts.parts_dir, parts)
         click.echo("\n".join(parts), nl=False)
     else:
         import os
@@ -170,7 +194,7 @@ def execute(opts: DiffOptions, cwd: Path) -> int:
 @click.option("--show-noise", is_flag=True, help="Also list generated checksums and version labels.")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when there are changes (noise aside).")
 @click.option("--fail-on", multiple=True, type=DisruptionClass(), help="Exit 1 when a change has this disruption class (repeatable).")
-@click.option("--parts-dir", type=click.Path(path_type=Path), default=None, help="markdown: also write each comment-sized part to DIR/part-NNN.md.")
+@click.option("--parts-dir", type=click.Path(path_type=Path), default=None, help="With --format markdown only (else a usage error): also write each comment-sized part to DIR/part-NNN.md (old parts there removed).")
 @click.option("--comment-limit", type=click.IntRange(1000), default=65_536, show_default=True, hidden=True, help="markdown: characters per part.")
 @jobs_option
 def diff_cmd(
@@ -191,7 +215,10 @@ def diff_cmd(
     BASE and HEAD are git refs, policy folders or output folders. Default BASE: the merge
     base with the default branch; default HEAD: the working tree.
     """
-    opts = DiffOptions(base, head, values, overlays, fmt, show_noise, exit_code, fail_on, parts_dir, comment_limit, jobs_of(jobs))
+    from renderer.cli.params import given
+
+    check_parts_dir(parts_dir, fmt)
+    opts = DiffOptions(base, head, values, overlays, fmt, show_noise, exit_code, fail_on, parts_dir, comment_limit, jobs_of(jobs), given(click.get_current_context(), "overlays"))
     code = execute(opts, Path.cwd())
     if code:
         raise SystemExit(code)

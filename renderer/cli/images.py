@@ -11,12 +11,12 @@ from renderer.cli import EXIT_OK, EXIT_PROBLEMS
 from renderer.cli.output import print_problems
 
 
-def execute_images(values: Path, overlays: Path, cluster: str | None, fmt: str) -> int:
+def execute_images(values: Path, overlays: Path, cluster: str | None, fmt: str, overlays_given: bool = False) -> int:
     from renderer.images import model_images, per_cluster
     from renderer.inputs import read_inputs
     from renderer.pipeline import plan
 
-    p = plan(read_inputs(values, overlays))
+    p = plan(read_inputs(values, overlays, given=overlays_given))
     if p.errors or p.base is None:
         print_problems(p.problems, fmt)
         return EXIT_PROBLEMS
@@ -39,13 +39,16 @@ def execute_images(values: Path, overlays: Path, cluster: str | None, fmt: str) 
 
 
 @click.command("images")
+@click.pass_context
 @click.option("--values", "values", type=click.Path(path_type=Path), default=Path("values.yaml"), show_default=True, help="Fleet values file.")
 @click.option("--overlays", type=click.Path(path_type=Path), default=Path("overlays"), show_default=True, help="Folder of per-cluster overlays.")
 @click.option("--cluster", default=None, help="Only this cluster's images (default: every cluster's, merged).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="text: one image a line, sorted, unique; json: per cluster.")
-def images_cmd(values: Path, overlays: Path, cluster: str | None, fmt: str) -> None:
+def images_cmd(ctx: click.Context, values: Path, overlays: Path, cluster: str | None, fmt: str) -> None:
     """Every image reference the rendered output pulls."""
-    code = execute_images(values, overlays, cluster, fmt)
+    from renderer.cli.params import given
+
+    code = execute_images(values, overlays, cluster, fmt, given(ctx, "overlays"))
     if code:
         raise SystemExit(code)
 
