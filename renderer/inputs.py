@@ -158,7 +158,7 @@ def _overlays_folder(values: Path, overlays: Path, given: bool) -> bool:
                 problem = _problem(
                     overlays,
                     f"the overlays folder {display(overlays)} does not exist",
-                    f"the policy's overlays are in {display(others[0])}: pass --overlays {display(others[0])}, or the folder you meant",
+                    f"the policy's overlays are in {display(others[0])}: pass --overlays {display(others[0])}, or the folder you meant (an empty folder for the fleet alone)",
                     code="overlays-folder",
                 )
                 raise UserError(problem.message, hint=problem.hint, problems=[problem])

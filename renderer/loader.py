@@ -97,37 +97,55 @@ def load_documents(raw: bytes | str, path: str, *, multi: bool = True, anchors: 
         if found is not None:
             return None, [found]
     docs, problems = _parse(text, path, multi)
-    if docs is not None and "\\" in text:  # only an escape (``"\ud800"``) makes a lone surrogate
+    # only an escape ("\ud800") makes a lone surrogate, only a long run of digits a huge number
+    if docs is not None and ("\\" in text or _LONG_NUMBER.search(text)):
         for source in docs:
-            pointer = _surrogate_at(source.data, "")
-            if pointer is not None:
-                return None, [_problem(path, *source.locate(pointer), _SURROGATE, "encoding", _SURROGATE_HINT, pointer)]
+            bad = _unprintable_at(source.data, "")
+            if bad is not None:
+                pointer, (message, hint) = bad
+                return None, [_problem(path, *source.locate(pointer), message, "encoding" if message == _SURROGATE else "too-long", hint, pointer)]
     return docs, problems
+
+
+_LONG_NUMBER = re.compile(r"[0-9a-fA-F_]{64}")
+MAX_INT_BITS = 128
+"""Integers beyond this are refused (Kubernetes' are int64): Python will not even print one of
+over 4,300 digits, which a long hex number in YAML is."""
+_HUGE = (f"an integer of more than {MAX_INT_BITS} bits: no Kubernetes field holds one", "quote it if it is text")
+
+
+def _unprintable_at(data: Any, pointer: str) -> tuple[str, tuple[str, str]] | None:
+    """(pointer, (message, hint)) of the first key or value of ``data`` that no output can hold:
+    a string with a lone surrogate, an integer over :data:`MAX_INT_BITS` bits."""
+    if isinstance(data, str):
+        return (pointer, (_SURROGATE, _SURROGATE_HINT)) if _SURROGATES.search(data) else None
+    if isinstance(data, int) and not isinstance(data, bool):
+        return (pointer, _HUGE) if data.bit_length() > MAX_INT_BITS else None
+    if isinstance(data, dict):
+        for key, value in data.items():
+            at = f"{pointer}/{_pointer_key(key)}"
+            if isinstance(key, (str, int)) and _unprintable_at(key, at) is not None:
+                return _unprintable_at(key, at)
+            found = _unprintable_at(value, at)
+            if found is not None:
+                return found
+    elif isinstance(data, list):
+        for index, item in enumerate(data):
+            found = _unprintable_at(item, f"{pointer}/{index}")
+            if found is not None:
+                return found
+    return None
+
+
+def _pointer_key(key: Any) -> str:
+    if isinstance(key, int) and not isinstance(key, bool) and key.bit_length() > MAX_INT_BITS:
+        return "<huge integer>"
+    return str(key).replace("~", "~0").replace("/", "~1")
 
 
 _SURROGATE = "a lone UTF-16 surrogate escape (\\ud800-\\udfff) is not a character: no UTF-8 file can hold it"
 _SURROGATE_HINT = "write the character itself, or a character above U+FFFF as one \\U escape (\\U0001F600); Go's YAML, which Helm and Kustomize use, refuses these escapes too"
 _SURROGATES = re.compile("[\ud800-\udfff]")
-
-
-def _surrogate_at(data: Any, pointer: str) -> str | None:
-    """The JSON pointer of the first key or string of ``data`` holding a lone surrogate."""
-    if isinstance(data, str):
-        return pointer if _SURROGATES.search(data) else None
-    if isinstance(data, dict):
-        for key, value in data.items():
-            at = f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}"
-            if isinstance(key, str) and _SURROGATES.search(key):
-                return at
-            found = _surrogate_at(value, at)
-            if found is not None:
-                return found
-    elif isinstance(data, list):
-        for index, item in enumerate(data):
-            found = _surrogate_at(item, f"{pointer}/{index}")
-            if found is not None:
-                return found
-    return None
 
 
 _SEPARATOR = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
@@ -307,9 +325,9 @@ def _json_limits(data: Any, path: str, max_values: int, escapes: bool) -> Proble
     """The value count and string length limits of parsed JSON, and (``escapes``: the text has
     ``\\u`` escapes) no lone surrogate."""
     if escapes:
-        pointer = _surrogate_at(data, "")
-        if pointer is not None:
-            return _problem(path, 1, 1, _SURROGATE, "encoding", _SURROGATE_HINT, pointer)
+        found = _unprintable_at(data, "")
+        if found is not None:
+            return _problem(path, 1, 1, _SURROGATE, "encoding", _SURROGATE_HINT, found[0])
     stack = [data]
     values = 0
     while stack:

@@ -287,3 +287,16 @@ def test_a_lone_surrogate_escape_in_json_is_a_problem() -> None:
 
     data, problems = load_json(b'{"items": [{"metadata": {"labels": {"a": "ubuntu\\ud800"}}}]}', "nodes.json")
     assert data is None and [(p.code, p.pointer) for p in problems] == [("encoding", "/items/0/metadata/labels/a")]
+
+
+def test_an_integer_no_output_can_hold_is_a_problem_at_its_place() -> None:
+    """A 4,000-digit hex number is an int Python refuses to print (over 4,300 digits): it
+    crashed the schema check and the patch checks. No Kubernetes field holds one."""
+    from renderer.loader import load_text
+
+    source, problems = load_text(("driver:\n  version: 0x" + "f" * 4000 + "\n").encode(), "values.yaml")
+    assert source is None and [(p.code, p.pointer, p.line) for p in problems] == [("too-long", "/driver/version", 2)]
+    fine, problems = load_text(b"a: 0xffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff1\nb: '0xffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff'\n", "values.yaml")
+    assert fine is None and problems[0].pointer == "/a"
+    ok, problems = load_text(("b: '" + "f" * 4000 + "'\nc: 9223372036854775807\n").encode(), "values.yaml")
+    assert problems == [] and ok is not None and ok.data["c"] == 2**63 - 1
