@@ -689,6 +689,10 @@ renders, as the operator's v26.7 chart does: ``-owner-refs`` (v0.18 has only
 _SEMVER = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?")
 
 
+_NAMED_TAG = re.compile(r"^[a-z][a-z0-9-]*?-(?=v?\d)")
+"""An image's name before the version in its tag (``node-feature-discovery-v0.16.6``)."""
+
+
 def nfd_version_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
     """A warning at an ``nfd.version`` older than :data:`NFD_FLAGS_SINCE` (the NFD image tag of
     an older chart, which the importer keeps): the pods are rendered as the operator's chart
@@ -697,7 +701,9 @@ def nfd_version_rules(located: Located, values: dict[str, Any]) -> list[Problem]
     if not isinstance(nfd, dict) or not nfd.get("enabled", True) or not isinstance(nfd.get("version"), str):
         return []
     version = nfd["version"]
-    m = _SEMVER.fullmatch(version)
+    # a tag may carry the image's name before its version (one mirror for every image:
+    # ``node-feature-discovery-v0.16.6``)
+    m = _SEMVER.fullmatch(version) or _SEMVER.fullmatch(_NAMED_TAG.sub("", version))
     if m is None or (int(m.group(1)), int(m.group(2))) >= NFD_FLAGS_SINCE:
         return []
     since = "v{}.{}".format(*NFD_FLAGS_SINCE)

@@ -103,7 +103,9 @@ def test_an_nfd_image_older_than_the_rendered_flags_is_warned_about() -> None:
     """nfd-worker before v0.19 has no -owner-refs (v0.18: -no-owner-refs only; the v26.3 chart's
     NFD is v0.18.3), before v0.18 no -port (v0.17: -metrics, -grpc-health) and no /healthz: such
     an nfd.version (an older chart's NFD image tag, which the importer keeps) starts pods that exit."""
-    for version, warned in (("v0.14.2", True), ("v0.17.3", True), ("v0.18.3", True), ("v0.19.0", False), ("v0.19.0-rc.1", False), ("sha256:" + "0" * 64, False)):
+    for version, warned in (("v0.14.2", True), ("v0.17.3", True), ("v0.18.3", True), ("v0.19.0", False), ("v0.19.0-rc.1", False), ("sha256:" + "0" * 64, False),
+                           # one mirror for every image, the image's name in the tag
+                           ("node-feature-discovery-v0.16.6", True), ("nfd-0.17.1", True), ("node-feature-discovery-v0.19.0", False)):
         found = [p for p in _problems({"nodePools": [UBUNTU], "nfd": {"version": version}}) if p[2] == "nfd-version"]
         assert found == ([("warning", "/nfd/version", "nfd-version")] if warned else []), version
     assert not [p for p in _problems({"nodePools": [UBUNTU], "nfd": {"enabled": False, "version": "v0.14.2"}}) if p[2] == "nfd-version"]
