@@ -2030,3 +2030,22 @@ def test_chart_refuses_the_labels_every_operand_keeps(helm: str, example: Path) 
         proc = subprocess.run([helm, "template", "gpu-stack", str(example), "--set-json", f'daemonsets.labels={{"{label}":"foo"}}'], capture_output=True, text=True, timeout=120)
         assert proc.returncode != 0 and "templates/NOTES.txt" in proc.stderr and "every operand keeps its own" in proc.stderr, proc.stderr
     assert any(o.get("kind") == "DaemonSet" for o in _template(helm, example, "--set", "daemonsets.labels.team=ml"))
+
+
+def test_chart_refuses_pool_settings_its_host_mounts_were_not_derived_from(helm: str, example: Path) -> None:
+    """A RHEL pool mounts the host's subscription files unless it is precompiled or names a
+    repository ConfigMap (node.hostMounts, a fact): helm kept the mounts under such a --set."""
+    for setting in ("driver.pools.rhel94.repoConfig.configMapName=repo-cm", "driver.pools.rhel94.usePrecompiled=true"):
+        assert "the pool's host mounts" in _refused(helm, example, "--set", setting), setting
+    # an Ubuntu pool mounts none either way: its ConfigMap name is a knob like any other
+    got = _template(helm, example, "--set", "driver.pools.ubuntu2204.repoConfig.configMapName=repo-cm")
+    assert any(o["kind"] == "DaemonSet" and o["metadata"]["name"] == "nvidia-driver-daemonset-ubuntu2204" for o in got)
+
+
+def test_chart_refuses_a_release_whose_os_tag_rule_differs_for_a_pool(helm: str, example: Path) -> None:
+    """RHEL 9.4 is rhel9 in v26.7 and rhel9.4 before: the pool's facts (image tags, labels, OS
+    selector) were derived for the build's release, so another one is refused for that pool."""
+    for release in ("v26.3", "v25.10"):
+        message = _refused(helm, example, "--set", f"cluster.operatorRelease={release}")
+        assert "OS tag of pool rhel94" in message and "derived for v26.7" in message, message
+    assert _template(helm, example, "--set", "cluster.operatorRelease=v26.7")

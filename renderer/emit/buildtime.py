@@ -113,6 +113,62 @@ def pool_input_digests(values: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+FACTS = "facts/driver/"
+"""Prefix of each RHEL / SLES pool's subscription-inputs digest in ``generated``."""
+SUBSCRIBING = ("rhel", "suse")
+"""OS families whose driver mounts the host's subscription files unless the pool says otherwise
+(``driverimage.subscriptions``: not for a precompiled driver, not for RHEL with a repo config)."""
+
+
+def pool_fact_inputs(pool: dict[str, Any]) -> list[bool]:
+    """What a RHEL / SLES pool's host mounts (``node.hostMounts``) were derived from, of the
+    pool's settings, as NOTES.txt lists it: ``usePrecompiled`` and whether a repository
+    ConfigMap is named (``repoConfig.configMapName`` or ``name``)."""
+    repo = pool.get("repoConfig") if isinstance(pool.get("repoConfig"), dict) else {}
+    named = f"{repo.get('configMapName') or ''}{repo.get('name') or ''}"
+    return [str(pool.get("usePrecompiled")).lower() == "true", named != ""]
+
+
+def pool_fact_digests(values: dict[str, Any]) -> dict[str, str]:
+    """``generated`` entries ``facts/driver/<pool>``: the sha256 of :func:`pool_fact_inputs` for
+    each RHEL / SLES pool; NOTES.txt refuses values whose inputs differ (the mounts would not
+    follow: helm kept the entitlement mounts of a pool given a repository ConfigMap)."""
+    out: dict[str, str] = {}
+    pools = get(values, ("driver", "pools"))
+    for name in sorted(pools) if isinstance(pools, dict) else []:
+        pool = pools[name]
+        if isinstance(pool, dict) and "." not in name and get(pool, ("node", "osFamily")) in SUBSCRIBING:
+            out[FACTS + name] = digest(pool_fact_inputs(pool))
+    return out
+
+
+RELEASED = "releases/driver/"
+"""Prefix of each pool's list of the releases its OS tag holds for, in ``generated``."""
+
+
+def pool_releases(values: dict[str, Any]) -> dict[str, list[str]]:
+    """``generated`` entries ``releases/driver/<pool>``: the operator releases whose OS-tag rule
+    gives the pool the OS tag (and selector) its facts hold, for each pool where some release
+    gives another (RHEL 9.4 is ``rhel9.4`` up to v26.3, ``rhel9`` in v26.7). NOTES.txt refuses a
+    ``cluster.operatorRelease`` outside the list: the image tags, labels and selectors of the
+    pool's facts would not follow."""
+    from renderer.driverimage import NEWEST, RELEASES, os_tag
+
+    release = str(get(values, ("cluster", "operatorRelease")) or NEWEST)
+    entries = {str(p.get("name")): p for p in values.get("nodePools") or [] if isinstance(p, dict)}
+    pools = get(values, ("driver", "pools"))
+    out: dict[str, list[str]] = {}
+    for name in sorted(pools) if isinstance(pools, dict) and release in RELEASES else []:
+        os_info = (entries.get(name) or {}).get("os") or {}
+        if not isinstance(pools[name], dict) or "." in name or not isinstance(os_info, dict):
+            continue
+        os_id, version = str(os_info.get("id", "ubuntu")), str(os_info.get("version", "22.04"))
+        same = [r for r in RELEASES if os_tag(os_id, version, r) == os_tag(os_id, version, release)]
+        if len(same) < len(RELEASES):
+            out[RELEASED + name] = same
+    return out
+
+
 def digest(value: Any) -> str:
     """What Helm's ``toJson <value> | sha256sum`` prints for a values file's ``value``."""
     return hashlib.sha256(go_json(value).encode("utf-8")).hexdigest()

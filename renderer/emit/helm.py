@@ -114,11 +114,12 @@ def templates_for(model: Model, jobs: int = 1) -> tuple[dict[str, Any], list[hel
     return values, templates
 
 
-def _pool_inputs(templates: list[helm_tree.Template], values: dict[str, Any]) -> dict[str, str]:
-    """The driver pools' inputs digests (:func:`buildtime.pool_input_digests`), where a template
-    prints a pool's config digest."""
+def _pool_inputs(templates: list[helm_tree.Template], values: dict[str, Any]) -> dict[str, Any]:
+    """The driver pools' inputs digests (:func:`buildtime.pool_input_digests`) and the RHEL / SLES
+    pools' subscription-inputs digests (:func:`buildtime.pool_fact_digests`), where a template
+    prints a pool's config digest (the range over the driver pools)."""
     if any(buildtime.is_pool_digest(key) for tpl in templates for key, _, _ in tpl.pool_derived):
-        return buildtime.pool_input_digests(values)
+        return {**buildtime.pool_input_digests(values), **buildtime.pool_fact_digests(values), **buildtime.pool_releases(values)}
     return {}
 
 
@@ -278,7 +279,7 @@ def cluster_values(chart: Chart, name: str, model: Model, objs: dict[str, list[O
     # is off): the values file says only what the cluster's render decides
     # (the digests of build-time keys are the cluster's own: those of its values)
     kept = {k: v for k, v in (chart.values.get("generated") or {}).items() if not k.startswith(buildtime.PREFIX)}
-    kept = {k: v for k, v in kept.items() if not k.startswith(buildtime.INPUTS)}
+    kept = {k: v for k, v in kept.items() if not k.startswith((buildtime.INPUTS, buildtime.FACTS, buildtime.RELEASED))}
     own = buildtime.digests(values, fixed_keys(chart.templates, values)) | _pool_inputs(chart.templates, values)
     generated = dict(sorted({**kept, **generated_for(chart.templates, static, values), **own}.items()))
     if generated:
