@@ -124,8 +124,8 @@ def pool_fact_inputs(pool: dict[str, Any]) -> list[bool]:
     """What a RHEL / SLES pool's host mounts (``node.hostMounts``) were derived from, of the
     pool's settings, as NOTES.txt lists it: ``usePrecompiled`` and whether a repository
     ConfigMap is named (``repoConfig.configMapName`` or ``name``)."""
-    repo = pool.get("repoConfig") if isinstance(pool.get("repoConfig"), dict) else {}
-    named = f"{repo.get('configMapName') or ''}{repo.get('name') or ''}"
+    repo = pool.get("repoConfig")
+    named = f"{repo.get('configMapName') or ''}{repo.get('name') or ''}" if isinstance(repo, dict) else ""
     return [str(pool.get("usePrecompiled")).lower() == "true", named != ""]
 
 
