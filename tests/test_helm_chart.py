@@ -2049,3 +2049,10 @@ def test_chart_refuses_a_release_whose_os_tag_rule_differs_for_a_pool(helm: str,
         message = _refused(helm, example, "--set", f"cluster.operatorRelease={release}")
         assert "OS tag of pool rhel94" in message and "derived for v26.7" in message, message
     assert _template(helm, example, "--set", "cluster.operatorRelease=v26.7")
+
+
+def test_a_pool_key_of_the_fleet_alone_is_a_schema_error(helm: str, example: Path) -> None:
+    """`driver.enabled` gates the whole driver component; a pool's `enabled: false` passed the
+    schema and changed nothing (the pool's DaemonSet stayed). The pool schema has no such key."""
+    proc = subprocess.run([helm, "template", "gpu-stack", str(example), "--set", "driver.pools.rhel94.enabled=false"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "additional properties 'enabled' not allowed" in proc.stderr, proc.stderr

@@ -245,8 +245,15 @@ def pool_schema(schema: dict[str, Any]) -> dict[str, Any]:
     props = schema.get("properties") or {}
     driver = props.get("driver") or {}
     own = (((props.get("nodePools") or {}).get("items") or {}).get("properties") or {}).get("driver") or {}
-    merged = {**(own.get("properties") or {}), **(driver.get("properties") or {}), NODE: NODE_SCHEMA}
+    fleet = {k: v for k, v in (driver.get("properties") or {}).items() if k not in FLEET_ONLY}
+    merged = {**(own.get("properties") or {}), **fleet, NODE: NODE_SCHEMA}
     return {**driver, "properties": merged}
+
+
+FLEET_ONLY = ("enabled", "nvidiaDriverCRD", "useNvidiaDriverCRD")
+"""``driver`` keys of the fleet alone: no pool template reads them in a pool (``driver.enabled``
+gates the whole component), so the pool schema refuses them (a pool's ``enabled: false`` passed
+and changed nothing)."""
 
 
 def chart_values(model: Model) -> dict[str, Any]:
@@ -267,7 +274,8 @@ def chart_values(model: Model) -> dict[str, Any]:
     toolkit = pool_groups(model)
     for pool in model.pools:
         settings = {**POOL_ONLY, **pool.driver, "driverType": pool.driver_type}
-        settings.pop("pools", None)
+        for key in ("pools", *FLEET_ONLY):
+            settings.pop(key, None)
         for key in SCRIPTED_ARGS:  # a pool's own empty args: the script, over the fleet's list
             own = settings.get(key)
             if isinstance(own, dict) and "args" in own and not own["args"]:
