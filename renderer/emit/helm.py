@@ -29,6 +29,7 @@ from renderer.emit.helm_values import (
     DRA_ON,
     build_time_keys,
     chart_values,
+    hidden_driver_keys,
     overrides,
     pool_schema,
 )
@@ -126,7 +127,7 @@ def _pool_inputs(templates: list[helm_tree.Template], values: dict[str, Any]) ->
 def fixed_keys(templates: list[helm_tree.Template], values: dict[str, Any]) -> set[tuple[str, ...]]:
     """The build-time keys of chart values ``values``: those the templates fixed, and those
     resolved at build time (:func:`renderer.emit.helm_values.build_time_keys`)."""
-    return {path for tpl in templates for path in tpl.fixed} | build_time_keys(values)
+    return {path for tpl in templates for path in tpl.fixed} | build_time_keys(values) | hidden_driver_keys(values)
 
 
 def generated_for(templates: list[helm_tree.Template], static: list[Obj], values: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -92,6 +92,35 @@ def build_time_keys(values: dict[str, Any]) -> set[Path]:
     return out
 
 
+DRIVER_READ = ("enabled", "pools", "resources")
+"""The fleet ``driver`` keys the templates read as they are (the gate, the pools, the resources a
+pool's merge over): with pools, every other one reaches the templates only through each pool's
+copy (``driver.pools.<pool>``), made at build time (:func:`hidden_driver_keys`)."""
+
+
+def hidden_driver_keys(values: dict[str, Any]) -> set[Path]:
+    """The leaves of the fleet ``driver`` section that the pools' copies hide, when the chart
+    values have pools: a ``--set driver.version`` changed nothing (the pools' versions stay), so
+    they are build-time: NOTES.txt refuses another value (set ``driver.pools.<pool>.<key>``, or
+    change the policy and rebuild)."""
+    driver = values.get("driver")
+    if not pool_names(values) or not isinstance(driver, dict):
+        return set()
+    out: set[Path] = set()
+
+    def walk(value: Any, path: Path) -> None:
+        if isinstance(value, dict) and value:
+            for key, child in value.items():
+                walk(child, (*path, str(key)))
+        else:
+            out.add(path)
+
+    for key, value in driver.items():
+        if key not in DRIVER_READ:
+            walk(value, ("driver", str(key)))
+    return out
+
+
 NODE = "node"
 """Key of ``driver.pools.<pool>`` holding what gpu-render derived from the pool's OS and kernel."""
 
