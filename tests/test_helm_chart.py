@@ -2061,3 +2061,19 @@ def test_a_pool_key_of_the_fleet_alone_is_a_schema_error(helm: str, example: Pat
     schema and changed nothing (the pool's DaemonSet stayed). The pool schema has no such key."""
     proc = subprocess.run([helm, "template", "gpu-stack", str(example), "--set", "driver.pools.rhel94.enabled=false"], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and "additional properties 'enabled' not allowed" in proc.stderr, proc.stderr
+
+
+def test_chart_refuses_pools_that_select_the_same_nodes(helm: str, example: Path) -> None:
+    """A pool added by values with the OS of another and no selector of its own would put two
+    driver DaemonSets on one node (gpu-render refuses such a policy: pool-overlap); told apart
+    by a nodeSelector, it renders."""
+    pools = yamlio.load((example / "values.yaml").read_text())["driver"]["pools"]
+    copy = {**pools["rhel94"], "nodeSelector": {"pool": "b"}}
+    overlapping = example.parent / "overlapping.yaml"
+    overlapping.write_text(yamlio.dump({"driver": {"pools": {"rhel94b": copy}}}))
+    message = _refused(helm, example, "-f", str(overlapping))
+    assert "driver.pools.rhel94b and driver.pools.rhel94 select the same nodes" in message, message
+    apart = example.parent / "apart.yaml"
+    apart.write_text(yamlio.dump({"driver": {"pools": {"rhel94b": copy, "rhel94": {**pools["rhel94"], "nodeSelector": {"pool": "a"}}}}}))
+    names = {o["metadata"]["name"] for o in _template(helm, example, "-f", str(apart)) if o["kind"] == "DaemonSet"}
+    assert {"nvidia-driver-daemonset-rhel94", "nvidia-driver-daemonset-rhel94b"} <= names
