@@ -2077,3 +2077,41 @@ def test_chart_refuses_pools_that_select_the_same_nodes(helm: str, example: Path
     apart.write_text(yamlio.dump({"driver": {"pools": {"rhel94b": copy, "rhel94": {**pools["rhel94"], "nodeSelector": {"pool": "a"}}}}}))
     names = {o["metadata"]["name"] for o in _template(helm, example, "-f", str(apart)) if o["kind"] == "DaemonSet"}
     assert {"nvidia-driver-daemonset-rhel94", "nvidia-driver-daemonset-rhel94b"} <= names
+
+
+GOLDEN_CHARTS = ROOT / "tests" / "cases"
+
+
+def test_the_dra_drivers_container_settings_are_knobs(helm: str) -> None:
+    """The DRA driver's per-container env and resources were accepted by the schema and
+    rendered nowhere (the fleet's empty sections made no knob); now they are printed, and a key
+    of theirs the templates do not read (healthcheck) is a schema error."""
+    chart = GOLDEN_CHARTS / "dra-mixed" / "expected" / CHART
+    got = {(o["kind"], o["metadata"]["name"]): o for o in _template(helm, chart, "--set", "draDriver.computeDomains.controller.resources.limits.memory=512Mi", "--set-json", 'draDriver.gpus.kubeletPlugin.env=[{"name":"FOO","value":"1"}]')}
+    controller = got[("Deployment", "nvidia-dra-driver-controller")]["spec"]["template"]["spec"]["containers"][0]
+    assert controller["resources"] == {"limits": {"memory": "512Mi"}}
+    plugin = got[("DaemonSet", "nvidia-dra-driver-kubelet-plugin")]["spec"]["template"]["spec"]["containers"][0]
+    assert {"name": "FOO", "value": "1"} in plugin["env"]
+    proc = subprocess.run([helm, "template", "gpu-stack", str(chart), "--set", "draDriver.gpus.kubeletPlugin.healthcheck.enabled=false"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "additional properties 'healthcheck' not allowed" in proc.stderr, proc.stderr
+
+
+def test_chart_refuses_cdi_and_nri_turned_on_together_in_a_cdi_off_chart(helm: str) -> None:
+    """The analysis of a fleet with CDI off never built CDI with NRI: the toolkit lacked
+    ENABLE_NRI_PLUGIN and the operands kept the nvidia runtime class. Either switch alone renders."""
+    chart = GOLDEN_CHARTS / "cdi-off" / "expected" / CHART
+    message = _refused(helm, chart, "--set", "cdi.enabled=true", "--set", "cdi.nriPluginEnabled=true")
+    assert "the chart was built with CDI off" in message, message
+    assert _template(helm, chart, "--set", "cdi.enabled=true")
+
+
+def test_chart_refuses_a_pools_host_mofed_it_cannot_attribute(helm: str) -> None:
+    """A pool's own rdma.useHostMofed stays with RDMA off, the fleet's goes; the chart's copy of
+    the pool cannot tell them apart, so turning RDMA off by values needs useHostMofed off too."""
+    chart = GOLDEN_CHARTS / "gds-gdrcopy-rdma" / "expected" / CHART
+    message = _refused(helm, chart, "--set", "driver.pools.ubuntu2204.rdma.enabled=false")
+    assert "rdma.useHostMofed is on with rdma.enabled off" in message, message
+    got = _template(helm, chart, "--set", "driver.pools.ubuntu2204.rdma.enabled=false", "--set", "driver.pools.ubuntu2204.rdma.useHostMofed=false")
+    ds = next(o for o in got if o["kind"] == "DaemonSet" and o["metadata"]["name"] == "nvidia-driver-daemonset-ubuntu2204")
+    paths = {v["name"]: v.get("hostPath", {}).get("path") for v in ds["spec"]["template"]["spec"]["volumes"]}
+    assert paths["mlnx-ofed-usr-src"] == "/run/mellanox/drivers/usr/src"

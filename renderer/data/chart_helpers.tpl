@@ -135,7 +135,12 @@ have kept the old driver loaded.
 {{- $name := index . 1 -}}
 {{- $digest := index $root.Values.generated (printf "driver/%s/%s/env/DRIVER_CONFIG_DIGEST/value" $name (index . 2)) -}}
 {{- $want := index $root.Values.generated (printf "inputs/driver/%s" $name) -}}
-{{- $pool := omit (index $root.Values.driver.pools $name) [[ not hashed ]] -}}
-{{- $inputs := list $pool $root.Values.gds $root.Values.gdrcopy $root.Values.hostPaths.rootFS $root.Values.cluster.operatorRelease -}}
-{{- if or (not $want) (eq (toJson $inputs | sha256sum) $want) }}{{ $digest | default "" }}{{ end -}}
+{{- if or (not $want) (eq (include "[[ chart ]].poolInputs" (list $root $name)) $want) }}{{ $digest | default "" }}{{ end -}}
+{{- end -}}
+
+{{/* The sha256 of what a driver pool's DRIVER_CONFIG_DIGEST was computed from, given (list $ $name). */}}
+{{- define "[[ chart ]].poolInputs" -}}
+{{- $root := index . 0 -}}
+{{- $pool := omit (index $root.Values.driver.pools (index . 1)) [[ not hashed ]] -}}
+{{- list $pool $root.Values.gds $root.Values.gdrcopy $root.Values.hostPaths.rootFS $root.Values.cluster.operatorRelease | toJson | sha256sum -}}
 {{- end -}}

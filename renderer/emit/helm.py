@@ -110,9 +110,22 @@ def templates_for(model: Model, jobs: int = 1) -> tuple[dict[str, Any], list[hel
     generated = {k: v for tpl in templates for k, v in tpl.generated.items()}
     generated.update(buildtime.digests(values, fixed_keys(templates, values)))
     generated.update(_pool_inputs(templates, values))
+    generated.update(_cdi_off(values))
     if generated:
         values["generated"] = dict(sorted(generated.items()))
     return values, templates
+
+
+CDI_OFF = "cdi-off-at-build"
+"""``generated`` key present (``"true"``) when the chart was built with ``cdi.enabled`` false."""
+
+
+def _cdi_off(values: dict[str, Any]) -> dict[str, str]:
+    """``{CDI_OFF: "true"}`` when ``values`` have CDI off: the analysis then never built the
+    toolkit and the operands with CDI and NRI on together (``ENABLE_NRI_PLUGIN``, no runtime
+    class), so NOTES.txt refuses values that turn both on; rebuild with them in the policy."""
+    cdi = values.get("cdi")
+    return {} if isinstance(cdi, dict) and cdi.get("enabled") else {CDI_OFF: "true"}
 
 
 def _pool_inputs(templates: list[helm_tree.Template], values: dict[str, Any]) -> dict[str, Any]:
@@ -282,6 +295,8 @@ def cluster_values(chart: Chart, name: str, model: Model, objs: dict[str, list[O
     kept = {k: v for k, v in (chart.values.get("generated") or {}).items() if not k.startswith(buildtime.PREFIX)}
     kept = {k: v for k, v in kept.items() if not k.startswith((buildtime.INPUTS, buildtime.FACTS, buildtime.RELEASED))}
     own = buildtime.digests(values, fixed_keys(chart.templates, values)) | _pool_inputs(chart.templates, values)
+    if CDI_OFF in kept and not _cdi_off(values):  # a cluster with CDI on: the check is not its own
+        own[CDI_OFF] = ""
     generated = dict(sorted({**kept, **generated_for(chart.templates, static, values), **own}.items()))
     if generated:
         values["generated"] = generated
@@ -509,6 +524,9 @@ def values_table(values: dict[str, Any], schema: dict[str, Any], fixed: set[tupl
 
 
 ON_DEMAND = ("joined", "names", "pullSecrets", "driverDigest")
+NEEDS = {"poolInputs": "driverDigest"}
+"""Helpers of chart_helpers.tpl written with another (``poolInputs``: ``driverDigest`` and the
+NOTES.txt check of a pool's host MOFED include it)."""
 """Helpers of chart_helpers.tpl written only when a template includes them (``joined``: only the
 DRA driver's gates print it, and a DRA driver whose gates were build-time text would not;
 ``pullSecrets``: only pods that join two pull-secret lists; ``driverDigest``: only the range over
@@ -520,6 +538,7 @@ def _on_demand(helpers: str, templates: str) -> str:
     lines) that no template includes."""
     blocks = helpers.split("\n\n")
     unused = [f'define "{CHART}.{name}"' for name in ON_DEMAND if f'include "{CHART}.{name}"' not in templates]
+    unused += [f'define "{CHART}.{name}"' for name, by in NEEDS.items() if f'define "{CHART}.{by}"' in unused]
     return "\n\n".join(b for b in blocks if not any(u in b for u in unused))
 
 

@@ -135,10 +135,15 @@ have kept the old driver loaded.
 {{- $name := index . 1 -}}
 {{- $digest := index $root.Values.generated (printf "driver/%s/%s/env/DRIVER_CONFIG_DIGEST/value" $name (index . 2)) -}}
 {{- $want := index $root.Values.generated (printf "inputs/driver/%s" $name) -}}
-{{- $pool := omit (index $root.Values.driver.pools $name) "annotations" "hostNetwork" "imagePullPolicy" "imagePullSecrets" "labels" "livenessProbe"
+{{- if or (not $want) (eq (include "gpu-stack.poolInputs" (list $root $name)) $want) }}{{ $digest | default "" }}{{ end -}}
+{{- end -}}
+
+{{/* The sha256 of what a driver pool's DRIVER_CONFIG_DIGEST was computed from, given (list $ $name). */}}
+{{- define "gpu-stack.poolInputs" -}}
+{{- $root := index . 0 -}}
+{{- $pool := omit (index $root.Values.driver.pools (index . 1)) "annotations" "hostNetwork" "imagePullPolicy" "imagePullSecrets" "labels" "livenessProbe"
     "nodeSelector" "priorityClassName" "readinessProbe" "resources" "startupProbe" "tolerations" -}}
-{{- $inputs := list $pool $root.Values.gds $root.Values.gdrcopy $root.Values.hostPaths.rootFS $root.Values.cluster.operatorRelease -}}
-{{- if or (not $want) (eq (toJson $inputs | sha256sum) $want) }}{{ $digest | default "" }}{{ end -}}
+{{- list $pool $root.Values.gds $root.Values.gdrcopy $root.Values.hostPaths.rootFS $root.Values.cluster.operatorRelease | toJson | sha256sum -}}
 {{- end -}}
 
 {{/* Parts the components share, printed once. */}}
