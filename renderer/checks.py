@@ -78,6 +78,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += operand_args(located)
     problems += host_root_env(located)
     problems += nfd_version_rules(located, values)
+    problems += vgpu_host_pool_rules(located, values)
     problems += drop_in_host_path_rules(located, values)
     problems += dcgm_localhost_rules(located, values)
     problems += image_parts_rules(located, values)
@@ -687,6 +688,30 @@ renders, as the operator's v26.7 chart does: ``-owner-refs`` (v0.18 has only
 ``-no-owner-refs``), ``-port`` and HTTP ``/healthz`` (v0.18 on; v0.17 has ``-metrics`` /
 ``-grpc-health``)."""
 _SEMVER = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?")
+
+
+def vgpu_host_pool_rules(located: Located, values: dict[str, Any]) -> list[Problem]:
+    """An error at a pool's ``driver.driverType: vgpu-host-manager`` while the sandbox vGPU manager
+    runs (``sandboxWorkloads.enabled`` and ``vgpuManager.enabled``): both put a vGPU manager
+    DaemonSet, ``nvidia-vgpu-manager-daemonset-<pool>``, on the pool's nodes (two managers of one
+    kernel module; one object name, which kubectl kustomize refuses)."""
+    sandbox, vgpu = values.get("sandboxWorkloads") or {}, values.get("vgpuManager") or {}
+    if not (isinstance(sandbox, dict) and sandbox.get("enabled") and isinstance(vgpu, dict) and vgpu.get("enabled", True)):
+        return []
+    out: list[Problem] = []
+    for index, pool in enumerate(located.data.get("nodePools") or []):
+        driver = pool.get("driver") if isinstance(pool, dict) else None
+        if isinstance(driver, dict) and driver.get("driverType") == "vgpu-host-manager":
+            out.append(
+                _problem(
+                    located,
+                    f"/nodePools/{index}/driver/driverType",
+                    f"node pool {pool.get('name')!r} is a vGPU host (its driver is the vGPU manager), and the sandbox vGPU manager (vgpuManager.enabled) also runs on every pool: two vGPU managers on its nodes, under one DaemonSet name",
+                    "set vgpuManager.enabled: false and give each vGPU host pool driverType vgpu-host-manager, or keep the sandbox vGPU manager and remove driverType here",
+                    "vgpu-host-pool",
+                )
+            )
+    return out
 
 
 _NAMED_TAG = re.compile(r"^[a-z][a-z0-9-]*?-(?=v?\d)")

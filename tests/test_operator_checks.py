@@ -164,3 +164,13 @@ def test_the_dra_plugin_keeps_its_own_host_root_whatever_the_root_fs() -> None:
     gpus = next(c for c in pod["containers"] if c["name"] == "gpus")
     assert [e["value"] for e in gpus["env"] if e["name"] == "HOST_ROOT"] == ["/host"]
     assert {"name": "host-root", "hostPath": {"path": "/hr"}} in pod["volumes"]
+
+
+def test_a_vgpu_host_pool_beside_the_sandbox_vgpu_manager_is_refused() -> None:
+    """Both render nvidia-vgpu-manager-daemonset-<pool> on the pool's nodes: two vGPU managers,
+    one object id (kubectl kustomize refused the base that gpu-render wrote)."""
+    host = {**UBUNTU, "driver": {"driverType": "vgpu-host-manager", "repository": "registry.example.com/nvidia", "version": "550.54.16"}}
+    sandbox = {"sandboxWorkloads": {"enabled": True}, "vgpuManager": {"enabled": True, "repository": "registry.example.com/nvidia", "version": "550.54.16"}}
+    found = [p for p in _problems({**sandbox, "nodePools": [host]}) if p[2] == "vgpu-host-pool"]
+    assert found == [("error", "/nodePools/0/driver/driverType", "vgpu-host-pool")]
+    assert not [p for p in _problems({**sandbox, "vgpuManager": {**sandbox["vgpuManager"], "enabled": False}, "nodePools": [host]}) if p[2] == "vgpu-host-pool"]

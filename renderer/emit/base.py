@@ -17,11 +17,17 @@ def object_filename(obj: Obj) -> str:
 def layout(objs: dict[str, list[Obj]]) -> dict[str, Obj]:
     """``<component>/<kind>-<name>.yaml`` -> object, for every object."""
     out: dict[str, Obj] = {}
+    seen: dict[tuple[str, str, str, str], str] = {}
     for component, items in objs.items():
         for obj in items:
             path = f"{component}/{object_filename(obj)}"
             if path in out:
                 raise AssertionError(f"two objects map to {path}")
+            meta = obj.get("metadata") or {}
+            ident = (str(obj.get("apiVersion")), str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name")))
+            if ident in seen:  # kustomize refuses a second resource of one id: never write such a base
+                raise AssertionError(f"{seen[ident]} and {path} are one object ({ident[1]} {ident[3]})")
+            seen[ident] = path
             out[path] = obj
     return out
 
