@@ -2,7 +2,7 @@
 # Regenerate: python -m pytest tests/test_schema_fast.py --update-golden
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = '73a344ec2ffb6524dcf9938b18d0fefcc4917c397e4a5c96d4e7f1dfe806bdbd'
+SCHEMA_SHA256 = '803c0e96d4e76eb270155c9658baf590510144b15c408bc9e50072d42d88447e'
 VERSION = "2.22.3"
 class Decimal:  # no value read from YAML or JSON is one: the decimal module is not imported
     pass
