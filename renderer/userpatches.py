@@ -355,6 +355,15 @@ def _privileged_code(pod: dict[str, Any], base: str, real: dict[str, Any]) -> li
         if _dict(ctr.get("securityContext")).get("privileged") is True
     }
     out: list[tuple[str, str, str]] = []
+    mounted: dict[str, str] = {}  # volume -> a privileged container that mounts it
+    for _, ctr in _containers(real, ""):
+        mounts = ctr.get("volumeMounts")
+        if str(ctr.get("name")) in privileged and isinstance(mounts, list):
+            mounted.update({str(m.get("name")): str(ctr.get("name")) for m in mounts if isinstance(m, dict)})
+    volumes = pod.get("volumes")
+    for index, volume in enumerate(volumes if isinstance(volumes, list) else []):
+        if isinstance(volume, dict) and str(volume.get("name")) in mounted:  # its source is what the container reads
+            out.append(("privileged-code", f"{base}/volumes/{index}", f"the patch changes the volume {volume.get('name')} that the privileged container {mounted[str(volume.get('name'))]} mounts"))
     for at, ctr in _containers(pod, base):
         name = str(ctr.get("name"))
         if name not in privileged:

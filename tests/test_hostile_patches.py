@@ -315,3 +315,14 @@ def test_a_patch_in_the_objects_shape_passes(repo: Path, run_cli: Any, kubectl: 
     result = run_cli("build", "-q")
     assert result.exit_code == 0, result.output
     run_tool([kubectl, "kustomize", str(repo / "output/overlays/staging")])  # the real merge takes it
+
+
+def test_changing_a_volume_a_privileged_container_mounts_fails_build(repo: Path, run_cli: Any) -> None:
+    """The device plugin's entrypoint comes from a ConfigMap volume: a patch that swaps that
+    volume's source (an NFS share, another ConfigMap) changes what runs as root."""
+    patch(repo, DS_HEAD + "      volumes:\n        - name: nvidia-device-plugin-entrypoint\n          configMap: null\n          nfs: {server: 203.0.113.7, path: /evil}\n")
+    result = run_cli("build", "-q")
+    assert result.exit_code == 1, result.output
+    assert "privileged-code" in result.output and "the volume nvidia-device-plugin-entrypoint" in result.output, result.output
+    allow(repo, "p.yaml", "privileged-code")
+    assert run_cli("build", "-q").exit_code == 0
