@@ -124,9 +124,8 @@ def _unprintable_at(data: Any, pointer: str) -> tuple[str, tuple[str, str]] | No
     if isinstance(data, dict):
         for key, value in data.items():
             at = f"{pointer}/{_pointer_key(key)}"
-            if isinstance(key, (str, int)) and _unprintable_at(key, at) is not None:
-                return _unprintable_at(key, at)
-            found = _unprintable_at(value, at)
+            found = _unprintable_at(key, at) if isinstance(key, (str, int)) else None
+            found = found or _unprintable_at(value, at)
             if found is not None:
                 return found
     elif isinstance(data, list):

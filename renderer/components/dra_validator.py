@@ -27,9 +27,8 @@ def pull_settings(model: Model) -> dict[str, Any]:
     ``state-dra-validation`` pod takes ``draDriver.imagePullSecrets`` (its GPUCluster spec),
     gpu-render's other validator pods take ``validator.imagePullSecrets``; with both, a registry
     secret named in either place reaches the pod."""
-    v = model.section("validator")
-    lists = [v.get("imagePullSecrets"), model.section("draDriver").get("imagePullSecrets")]
-    return {**v, "imagePullSecrets": [item for items in lists for item in items or []]}
+    joined = c.with_validator_secrets(model, model.section("draDriver"))["imagePullSecrets"]
+    return {**model.section("validator"), "imagePullSecrets": joined}
 
 
 def daemonset(model: Model) -> Obj:

@@ -81,6 +81,11 @@ NOT_HASHED = (
 DIGEST_SUFFIX = f"/env/{POOL_DIGEST}/value"
 
 
+FLEET_INPUTS: tuple[tuple[str, ...], ...] = (("gds",), ("gdrcopy",), ("hostPaths", "rootFS"), ("cluster", "operatorRelease"))
+"""The fleet values a driver pool's digest inputs list after the pool's settings (the chart's
+``poolInputs`` helper lists the same, in this order)."""
+
+
 def is_pool_digest(key: str) -> bool:
     """Is ``key`` (a ``generated`` key, ``driver/<pool>/<container>/env/DRIVER_CONFIG_DIGEST/value``)
     a driver pool's config digest?"""
@@ -93,7 +98,7 @@ def pool_inputs(values: dict[str, Any], pool: str) -> list[Any]:
     ``gds``, ``gdrcopy``, ``hostPaths.rootFS`` and release, which the driver template reads."""
     settings = get(values, ("driver", "pools", pool))
     own = {k: v for k, v in settings.items() if k not in NOT_HASHED} if isinstance(settings, dict) else None
-    return [own, values.get("gds"), values.get("gdrcopy"), get(values, ("hostPaths", "rootFS")), get(values, ("cluster", "operatorRelease"))]
+    return [own, *(get(values, path) for path in FLEET_INPUTS)]
 
 
 def pool_input_digests(values: dict[str, Any]) -> dict[str, str]:

@@ -279,8 +279,9 @@ def _fresh(values: dict[str, Any]) -> bool:
         _READS.append((("generated", key, "#derived"), _fingerprint(want)))
     if want is None:
         return True
-    for path in ((*POOLS, _POOL[0]), ("gds",), ("gdrcopy",), ("hostPaths", "rootFS"), ("cluster", "operatorRelease")):
-        _read(values, path) if _POOL[0] in path else _read_plain(values, path)  # recorded for the memo
+    _read(values, (*POOLS, _POOL[0]))  # recorded for the memo, as the fleet's inputs below
+    for path in buildtime.FLEET_INPUTS:
+        _read_plain(values, path)
     try:
         return bool(buildtime.digest(buildtime.pool_inputs(values, _POOL[1])) == want)
     except (TypeError, ValueError, UnicodeEncodeError):
