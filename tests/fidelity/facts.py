@@ -3,8 +3,10 @@
 A fact is one thing a container or a pod does on a node, written so that the operator's object
 and gpu-render's can be compared as sets, whatever the object names: container x env
 name/value, mount path x volume source x options, probe, security context, image, command,
-args, resources, scheduling, pull secrets, labels that select, replicas, RBAC verb x resource.
-Names of the objects themselves (DaemonSet, ServiceAccount, volume names) are not facts.
+args, resources, scheduling, pull secrets, labels that select, replicas, RBAC verb x resource;
+for DRA, the pod's resource claims, each ResourceClaimTemplate's claim, each DeviceClass (its
+name is what claims ask for) and the ValidatingAdmissionPolicy's rules. Names of the objects
+themselves (DaemonSet, ServiceAccount, volume, template names) are not facts.
 """
 
 from __future__ import annotations
@@ -47,13 +49,20 @@ def _env(value: Obj) -> str:
     return f"{value['name']}<-{_j(ref)}"
 
 
+def _script(arg: Any) -> Any:
+    """A shell script argument without its comment lines (what it runs is the fact)."""
+    if not isinstance(arg, str) or "\n" not in arg:
+        return arg
+    return "\n".join(line for line in arg.splitlines() if not line.lstrip().startswith("#")).rstrip("\n")
+
+
 def container_facts(ctr: Obj, volumes: dict[str, Obj], role: str) -> set[str]:
     name = f"{role} {ctr['name']}"
     out = {f"{name} image {ctr.get('image')}", f"{name} pullPolicy {ctr.get('imagePullPolicy', 'IfNotPresent')}"}
     if ctr.get("command"):
         out.add(f"{name} command {_j(ctr['command'])}")
     if ctr.get("args"):
-        out.add(f"{name} args {_j(ctr['args'])}")
+        out.add(f"{name} args {_j([_script(a) for a in ctr['args']])}")
     for env in ctr.get("env") or []:
         out.add(f"{name} env {_env(env)}")
     for source in ctr.get("envFrom") or []:
@@ -74,6 +83,14 @@ def container_facts(ctr: Obj, volumes: dict[str, Obj], role: str) -> set[str]:
     return out
 
 
+def _listed_facts(spec: Obj) -> set[str]:
+    """A pod's node selector, tolerations, pull secrets and resource claims."""
+    out = {f"pod nodeSelector {k}={v}" for k, v in (spec.get("nodeSelector") or {}).items()}
+    out |= {f"pod toleration {_j(tol)}" for tol in spec.get("tolerations") or []}
+    out |= {f"pod imagePullSecret {secret['name']}" for secret in spec.get("imagePullSecrets") or []}
+    return out | {f"pod resourceClaim {claim['name']}" for claim in spec.get("resourceClaims") or []}
+
+
 def pod_facts(obj: Obj) -> set[str]:
     """Facts of a DaemonSet or Deployment (its pod template, the labels that select it, how it rolls)."""
     template = obj["spec"]["template"]
@@ -87,12 +104,7 @@ def pod_facts(obj: Obj) -> set[str]:
     for key in ("hostPID", "hostIPC", "hostNetwork", "dnsPolicy", "terminationGracePeriodSeconds", "priorityClassName", "runtimeClassName", "enableServiceLinks"):
         if key in spec:
             out.add(f"pod {key} {spec[key]}")
-    for sel_key, sel_value in (spec.get("nodeSelector") or {}).items():
-        out.add(f"pod nodeSelector {sel_key}={sel_value}")
-    for tol in spec.get("tolerations") or []:
-        out.add(f"pod toleration {_j(tol)}")
-    for secret in spec.get("imagePullSecrets") or []:
-        out.add(f"pod imagePullSecret {secret['name']}")
+    out |= _listed_facts(spec)
     anti = (spec.get("affinity") or {}).get("podAntiAffinity")
     if anti:
         out.add(f"pod podAntiAffinity {_j(anti)}")
@@ -124,6 +136,24 @@ def rbac_facts(obj: Obj) -> set[str]:
     return out
 
 
+def dra_facts(obj: Obj) -> set[str]:
+    """A DeviceClass (by name: claims name it), a ResourceClaimTemplate's claim, an admission
+    policy's rules and its binding's actions (not the names that tie them)."""
+    spec = obj.get("spec") or {}
+    if obj["kind"] == "DeviceClass":
+        return {f"deviceClass {obj['metadata']['name']} {_j(spec)}"}
+    if obj["kind"] == "ResourceClaimTemplate":
+        return {f"claimTemplate {_j(spec.get('spec'))}"}
+    if obj["kind"] == "ValidatingAdmissionPolicy":
+        return {f"admissionPolicy {_j(spec)}"}
+    return {f"admissionPolicyBinding {_j({k: v for k, v in spec.items() if k != 'policyName'})}"}
+
+
+DRA_KINDS = ("DeviceClass", "ResourceClaimTemplate", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+KINDS = ("DaemonSet", "Deployment", "Role", "ClusterRole", *DRA_KINDS)
+"""The kinds whose objects have facts."""
+
+
 def object_facts(objs: list[Obj]) -> set[str]:
     out: set[str] = set()
     for obj in objs:
@@ -131,4 +161,6 @@ def object_facts(objs: list[Obj]) -> set[str]:
             out |= pod_facts(obj)
         elif obj["kind"] in ("Role", "ClusterRole"):
             out |= rbac_facts(obj)
+        elif obj["kind"] in DRA_KINDS:
+            out |= dra_facts(obj)
     return out

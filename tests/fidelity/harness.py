@@ -13,7 +13,7 @@ import yaml
 from renderer.merge import deep_merge
 from renderer.render import objects
 from renderer.resolve import resolve
-from tests.fidelity.facts import Obj, object_facts
+from tests.fidelity.facts import KINDS, Obj, object_facts
 
 HERE = Path(__file__).resolve().parent
 
@@ -41,12 +41,30 @@ def operand_cases() -> dict[str, Any]:
 
 POOL = {"name": "ubuntu2204", "os": {"id": "ubuntu", "version": "22.04"}}
 
+DRA_BASE: dict[str, Any] = {
+    "cluster": {"kubeVersion": "1.34", "namespace": "test-operator"},
+    "nodePools": [{**POOL, "resourceAllocation": "dra"}],
+    "draDriver": {
+        "repository": "nvcr.io/nvidia",
+        "image": "k8s-dra-driver-gpu",
+        "version": "v0.1.0",
+        "imagePullPolicy": "IfNotPresent",
+        "featureGates": {"MPSSupport": True, "AdminAccess": False},
+    },
+    "daemonsets": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}], "priorityClassName": "system-node-critical"},
+    "validator": {"repository": "nvcr.io/nvidia", "image": "gpu-operator-validator", "version": "test"},
+    "dcgmExporter": {"repository": "nvcr.io/nvidia/k8s", "image": "dcgm-exporter", "version": "test"},
+    "dcgm": {"repository": "nvcr.io/nvidia/cloud-native", "image": "dcgm", "version": "test"},
+}
+"""The operator's GPUCluster test sample (``internal/state/dra_driver_test.go`` sampleGPUCluster,
+the test's image variables) as a policy: one pool, all of it on DRA (``dra: true`` cases)."""
+
 
 def rendered_operand(name: str) -> set[str]:
     """Facts of the case's component (only its ``objects``, by name, when the case lists them:
     one pod and the RBAC of its ServiceAccount)."""
     case = operand_cases()[name]
-    values = deep_merge({"nodePools": [POOL]}, case["policy"])
+    values = deep_merge(DRA_BASE if case.get("dra") else {"nodePools": [POOL]}, case["policy"])
     objs = rendered_objects(values, case["component"])
     if case.get("objects"):
         objs = [o for o in objs if o["metadata"]["name"] in case["objects"]]
@@ -58,7 +76,7 @@ def expected(name: str) -> set[str]:
 
 
 def rendered_objects(values: dict[str, Any], component: str = "driver") -> list[Obj]:
-    return [o for o in objects(resolve(values, "fleet")).get(component, []) if o["kind"] in ("DaemonSet", "Deployment", "Role", "ClusterRole")]
+    return [o for o in objects(resolve(values, "fleet")).get(component, []) if o["kind"] in KINDS]
 
 
 def rendered(name: str) -> set[str]:

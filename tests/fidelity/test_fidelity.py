@@ -26,6 +26,24 @@ def test_every_operator_driver_golden_has_a_case() -> None:
     assert sorted(p.stem for p in (h.HERE / "expected").glob("*.yaml")) == sorted([*RENDERED, *h.operand_cases()])
 
 
+GPUCLUSTER_GOLDENS = [
+    "gpucluster-dcgm",
+    "gpucluster-dcgm-exporter-embedded",
+    "gpucluster-dcgm-exporter-pod-metadata",
+    "gpucluster-dcgm-exporter-remote-engine",
+    "gpucluster-dra-driver-full-spec",
+    "gpucluster-dra-driver-gpus-only",
+    "gpucluster-dra-driver-passthrough-support",
+    "gpucluster-dra-validation",
+]
+"""The operator's GPUCluster goldens (v26.7.0 internal/state/testdata/golden)."""
+
+
+def test_every_operator_gpucluster_golden_has_a_case() -> None:
+    assets = [c["asset"].split()[1] for c in h.operand_cases().values() if c.get("dra")]
+    assert sorted(assets) == GPUCLUSTER_GOLDENS
+
+
 @pytest.mark.parametrize("case", RENDERED)
 def test_driver_golden_facts(case: str) -> None:
     matched, total, unlisted = h.compare(case, h.expected(case), h.rendered(case))
