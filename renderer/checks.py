@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
+from renderer.components.container_toolkit import READ_ENV
 from renderer.envfrom import value_from_warnings
 from renderer.merge import Located
 from renderer.problems import Problem, Severity, pointer_of
@@ -68,6 +69,7 @@ def semantic(located: Located, cluster: str, defaulted: dict[str, Any] | None = 
     problems += gpu_present_rules(located)
     problems += sandbox_gate_rules(located, values)
     problems += docker_runtime_rules(located, values)
+    problems += relative_host_path_rules(located)
     problems += manual_upgrade_drain_rules(located, values)
     problems += drain_shared_rules(located, values)
     problems += scrape_timeout_rules(located, values)
@@ -948,6 +950,33 @@ def docker_runtime_rules(located: Located, values: dict[str, Any]) -> list[Probl
         )
         for pointer, runtime in places
         if runtime == "docker"
+    ]
+
+
+HOST_PATH_ENV = frozenset({name for names in READ_ENV.values() for fields in names.values() for name in fields})
+"""The ``toolkit.env`` names whose value the operator mounts as a host path (the runtime's
+configuration, drop-in file and socket: ``getRuntimeConfigFiles``, ``getRuntimeSocketFile``)."""
+
+
+def relative_host_path_rules(located: Located) -> list[Problem]:
+    """A warning at a ``toolkit.env`` host path written without its leading ``/``
+    (``var/lib/rancher/k3s/agent/etc/containerd/config.toml``): the operator mounts its folder as
+    written (``path.Dir``), and so does the render, but the kubelet takes a relative host path
+    from its own working directory, not the node's root (the schema refuses the same in a
+    pool's ``runtimeConfig``)."""
+    toolkit = located.data.get("toolkit")
+    env = toolkit.get("env") if isinstance(toolkit, dict) else None
+    return [
+        _problem(
+            located,
+            f"/toolkit/env/{i}/value",
+            f"{item['name']} is a relative host path ({item['value']!r}): the toolkit's host volume is mounted as written, which the kubelet resolves against its own working directory, not the node's root",
+            f"write it from the root: '/{item['value']}'",
+            "relative-host-path",
+            Severity.WARNING,
+        )
+        for i, item in enumerate(env if isinstance(env, list) else [])
+        if isinstance(item, dict) and item.get("name") in HOST_PATH_ENV and isinstance(item.get("value"), str) and item["value"] and not item["value"].startswith("/")
     ]
 
 

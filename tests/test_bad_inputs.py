@@ -109,6 +109,12 @@ CASES = [
      ["values.yaml:4:29: /cluster/containerRuntime: warning: docker on Kubernetes 1.35, which has no dockershim since 1.24: nodes run Docker only through "
       "cri-dockerd, and on containerd nodes the toolkit would configure a runtime they do not use (set it to what the nodes run (gpu-render nodes import "
       "reads it from them); keep docker only for cri-dockerd nodes)"]),
+    # a toolkit host path written without its leading / (a public k3s values file): mounted as written, as the operator does
+    ("relative-host-path", POOL + "toolkit:\n  env:\n    - {name: CONTAINERD_CONFIG, value: var/lib/rancher/k3s/agent/etc/containerd/config.toml}\n"
+     "    - {name: CONTAINERD_SOCKET, value: /run/k3s/containerd/containerd.sock}\n    - {name: NOT_A_PATH, value: relative}\n", None,
+     ["values.yaml:6:40: /toolkit/env/0/value: warning: CONTAINERD_CONFIG is a relative host path ('var/lib/rancher/k3s/agent/etc/containerd/config.toml'): "
+      "the toolkit's host volume is mounted as written, which the kubelet resolves against its own working directory, not the node's root "
+      "(write it from the root: '/var/lib/rancher/k3s/agent/etc/containerd/config.toml')"]),
     # manual upgrades: the operator drains nothing with autoUpgrade off, gpu-render's driver manager does
     ("manual-upgrade-drain", POOL + "driver:\n  upgradePolicy:\n    autoUpgrade: false\n    drain: {enable: true}\n", None,
      ["values.yaml:7:21: /driver/upgradePolicy/drain/enable: warning: drain.enable with autoUpgrade false: the GPU Operator's upgrade controller is off then "
