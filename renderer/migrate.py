@@ -1,6 +1,7 @@
 """``gpu-render import-operator-values``: turn a GPU Operator chart values file into a policy.
 
-Keeps the user's comments and every key the policy schema accepts, moves what has an
+Keeps the user's comments (those of block-style YAML: ruamel drops the ones inside a flow
+mapping, and a file written as one is imported in block style) and every key the policy schema accepts, moves what has an
 equivalent (renamed chart keys, older per-component keys, what the operator discovered live)
 and removes only what has none, each with its reason: all from one table,
 :mod:`renderer.chartkeys`. Numbers written where the schema wants a string (``version: 590``,
@@ -416,6 +417,11 @@ def import_values(raw: bytes, path: str) -> Imported:
     doc: Any = yaml.load(raw)
     if not isinstance(doc, CommentedMap):
         raise UserError(f"{path}: a GPU Operator values file is a mapping of keys", problems=problems)
+    if doc.fa.flow_style():
+        # a values file written as one flow mapping (`{driver: {enabled: false}}`): the policy
+        # is written in block style, so that the importer's notes stand above their keys and no
+        # line of the mapping is folded at column 0 (its values keep their own style)
+        doc.fa.set_block_style()
     importer = _Importer(raw, _schema())
     importer.newest = _newest_key(doc)
     importer.operator = _operator_minor(doc)

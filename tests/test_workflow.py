@@ -117,6 +117,18 @@ def test_import_fails_when_the_imported_policy_does_not_validate(in_tmp: Path, r
     assert "error(s)" not in result.stderr
 
 
+def test_import_writes_a_flow_style_file_in_block_style(in_tmp: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    # a public values file written as one flow mapping: the policy came out as one flow mapping
+    # too, folded at column 0 and without the importer's notes above cluster and nodePools
+    (in_tmp / "flow.yaml").write_text("--- { # lab\n  driver: { enabled: false, },\n  toolkit: { enabled: true },\n}\n")
+    result = run_cli("import-operator-values", "flow.yaml", "-o", "policy.yaml")
+    assert result.exit_code == 0, result.stderr
+    text = (in_tmp / "policy.yaml").read_text()
+    assert "\ncluster:\n" in text and "\nnodePools:\n" in text and "\ndriver: {enabled: false}\n" in text
+    assert "# gpu-render: the target clusters" in text
+    assert yaml.safe_load(text)["driver"] == {"enabled": False}
+
+
 def test_upstream_values_file_is_usable_after_import(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # unchanged it lacks the node pools its enabled driver needs (an error with a hint); imported, it validates
     result = run_cli("validate", "--values", str(DATA / "gpu-operator" / "values.yaml"), "--overlays", "none")
