@@ -275,24 +275,36 @@ def _read_cluster(folder: Path, root: Path, problems: list[Problem]) -> ClusterI
     for wrong, right in MISNAMED.items():
         if _there(folder, names, wrong):
             problems.append(_problem(folder / wrong, f"{display(folder / wrong)} is not read: gpu-render reads {right}", f"rename it to {right}"))
-    patches: list[tuple[str, bytes]] = []
-    pdir = folder / "patches"
-    if _there(folder, names, "patches"):
-        _child(pdir, root)
-        if not pdir.is_dir():
-            problems.append(_problem(pdir, f"{display(pdir)} is not a folder", "patches/ holds the cluster's patch files"))
-        else:
-            entries = sorted(pdir.iterdir())
-            if len(entries) > MAX_PATCHES:
-                problems.append(_problem(pdir, f"more than {MAX_PATCHES} entries in {display(pdir)}", code="too-large"))
-                entries = []
-            for p in entries:
-                if p.suffix not in (".yaml", ".yml"):
-                    if not p.name.startswith("."):
-                        problems.append(_warning(p, f"{display(p)} is not read: patch files end in .yaml", "rename it, or move it out of patches/"))
-                    continue
-                try:
-                    patches.append((p.name, _read(p, root, MAX_BYTES)))
-                except _Refused as exc:
-                    problems.append(exc.problem)
+    patches = _read_patches(folder / "patches", root, problems) if _there(folder, names, "patches") else []
     return ClusterInput(folder.name, values or b"", display(vpath), nodes, display(npath) if nodes is not None else "", tuple(patches))
+
+
+def _read_patches(pdir: Path, root: Path, problems: list[Problem]) -> list[tuple[str, bytes]]:
+    """A cluster's patch files. A symlink, to the folder or to a patch file, is refused even
+    when it stays inside the repo: ``diff`` reads the committed tree, where a link is no file,
+    so following it here would build patches that ``diff`` never shows."""
+    _child(pdir, root)
+    if os.path.islink(pdir):
+        problems.append(_problem(pdir, f"refusing to read {display(pdir)}: the patches folder is a symlink", "replace the symlink with the folder itself (diff does not follow it)"))
+        return []
+    if not pdir.is_dir():
+        problems.append(_problem(pdir, f"{display(pdir)} is not a folder", "patches/ holds the cluster's patch files"))
+        return []
+    entries = sorted(pdir.iterdir())
+    if len(entries) > MAX_PATCHES:
+        problems.append(_problem(pdir, f"more than {MAX_PATCHES} entries in {display(pdir)}", code="too-large"))
+        return []
+    patches: list[tuple[str, bytes]] = []
+    for p in entries:
+        if p.suffix not in (".yaml", ".yml"):
+            if not p.name.startswith("."):
+                problems.append(_warning(p, f"{display(p)} is not read: patch files end in .yaml", "rename it, or move it out of patches/"))
+            continue
+        try:
+            if os.path.islink(p):
+                _inside(p, root)  # a link out of the repo is refused as that
+                raise _Refused(_problem(p, f"refusing to read {display(p)}: a patch file may not be a symlink", "replace the symlink with the file itself (diff does not follow it)"))
+            patches.append((p.name, _read(p, root, MAX_BYTES)))
+        except _Refused as exc:
+            problems.append(exc.problem)
+    return patches

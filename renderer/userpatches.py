@@ -46,7 +46,11 @@ CHECKS: dict[str, str] = {
     "host-port": "a container binds a port of the host",
     "rbac-change": "the patch changes RBAC rules, subjects or roleRef",
     "patch-delete": "a $patch directive deletes or replaces (an object, a list or a map)",
-    "privileged-code": "the patch changes what a privileged container runs (image, command, args, lifecycle, workingDir, env, envFrom, volumeMounts, an exec probe, or a ConfigMap it mounts)",
+    "privileged-code": "the patch changes what a privileged container runs (image, command, args, lifecycle, workingDir, env, envFrom, volumeMounts, an exec probe, or a ConfigMap it mounts), or the runtime handler of a RuntimeClass",
+    "access-to-secrets": "an RBAC rule can read Secrets, or the pod gets a Secret's values (a secret volume or projected source, secretKeyRef, secretRef)",
+    "host-path": "the pod mounts a folder or file of the host (a hostPath volume, or a container mounting one of the rendered pod's)",
+    "host-network": "the pod uses the host's network namespace, or the patch changes its name resolution (hostAliases, dnsConfig, dnsPolicy)",
+    "privilege-escalation": "a container allows privilege escalation explicitly, or the patch sets SELinux options (spc_t runs unconfined)",
 }
 """What a hand-written patch may only do when the policy allows it (check -> what it finds)."""
 
@@ -172,8 +176,10 @@ def findings(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
             out.append((check, "/rules", message))
     if kind == "ClusterRole" and "aggregationRule" in doc:
         out.append(("rbac-change", "/aggregationRule", "the patch sets an aggregationRule (the role gains the rules of every ClusterRole it selects)"))
-    if kind == "ServiceAccount" and doc.get("automountServiceAccountToken") is True:
+    if kind == "ServiceAccount" and "automountServiceAccountToken" in doc and doc["automountServiceAccountToken"] is not False:
         out.append(("service-account-token", "/automountServiceAccountToken", "the ServiceAccount's token is mounted into every pod that does not say otherwise"))
+    if kind == "RuntimeClass" and "handler" in doc:
+        out.append(("privileged-code", "/handler", f"the patch sets the RuntimeClass's handler to {doc['handler']!r} (the runtime its pods run in)"))
     if kind in ("RoleBinding", "ClusterRoleBinding"):
         for key in ("subjects", "roleRef"):
             if key in doc:
@@ -198,9 +204,9 @@ def _directives(node: Any, pointer: str) -> Iterator[tuple[str, str]]:
     if isinstance(node, dict):
         for key, value in node.items():
             here = f"{pointer}/{_esc(key)}"
-            if key == "$patch" and value in ("delete", "replace"):
+            if str(key).lower() == "$patch" and (not isinstance(value, str) or value != "merge"):
                 yield here, str(value)
-            elif key in ("$retainKeys",) or str(key).startswith("$deleteFromPrimitiveList/"):
+            elif str(key).lower() == "$retainkeys" or str(key).lower().startswith("$deletefromprimitivelist/"):
                 yield here, f"{key} (removes fields)"
             else:
                 yield from _directives(value, here)
@@ -233,8 +239,13 @@ def _pod_findings(pod: dict[str, Any], base: str) -> list[tuple[str, str, str]]:
     for key, check in (("hostPID", "host-pid"), ("hostIPC", "host-ipc"), ("hostNetwork", "host-network")):
         if pod.get(key) is True:
             out.append((check, f"{base}/{key}", f"{key}: true"))
-    if pod.get("automountServiceAccountToken") is True:
-        out.append(("service-account-token", f"{base}/automountServiceAccountToken", "automountServiceAccountToken: true"))
+    if "automountServiceAccountToken" in pod and pod["automountServiceAccountToken"] is not False:
+        out.append(("service-account-token", f"{base}/automountServiceAccountToken", f"automountServiceAccountToken: {_json(pod['automountServiceAccountToken'])} (the ServiceAccount's token is mounted)"))
+    for key in ("hostAliases", "dnsConfig"):
+        if pod.get(key) is not None:
+            out.append(("host-network", f"{base}/{key}", f"the patch sets {key} (it changes what the pod's names resolve to)"))
+    if _dict(pod.get("securityContext")).get("seLinuxOptions") is not None:
+        out.append(("privilege-escalation", f"{base}/securityContext/seLinuxOptions", "the patch sets the pod's SELinux options"))
     for key in ("serviceAccountName", "serviceAccount"):
         if key in pod:
             out.append(("service-account", f"{base}/{key}", f"{key}: {pod[key]!r}"))
@@ -243,8 +254,40 @@ def _pod_findings(pod: dict[str, Any], base: str) -> list[tuple[str, str, str]]:
         if isinstance(volume, dict) and isinstance(volume.get("hostPath"), dict):
             host_volumes.add(str(volume.get("name")))
             out.append(("host-path", f"{base}/volumes/{index}/hostPath", f"mounts the host path {(volume['hostPath']).get('path')!r}"))
+        if isinstance(volume, dict):
+            out += _volume_findings(volume, f"{base}/volumes/{index}")
     for pointer, ctr in _containers(pod, base):
         out += _container_findings(ctr, pointer, host_volumes)
+    return out
+
+
+def _json(value: Any) -> str:
+    return "null" if value is None else "true" if value is True else "false" if value is False else repr(value)
+
+
+SECRET_REFS = ("secretRef", "nodePublishSecretRef", "secretName")
+"""The fields by which a volume source names a Secret the kubelet reads for it."""
+
+
+def _volume_findings(volume: dict[str, Any], at: str) -> list[tuple[str, str, str]]:
+    """A volume that hands the pod a Secret's values or a ServiceAccount token (the kubelet
+    reads them, whatever the pod's own RBAC)."""
+    name = volume.get("name")
+    out: list[tuple[str, str, str]] = []
+    if volume.get("secret") is not None:
+        out.append(("access-to-secrets", f"{at}/secret", f"the volume {name} holds the Secret {_dict(volume.get('secret')).get('secretName')!r}"))
+    for key, value in volume.items():  # a CSI, CephFS, RBD, ... volume whose Secret the kubelet reads
+        ref = next((k for k in SECRET_REFS if isinstance(value, dict) and key not in ("secret", "projected") and value.get(k) is not None), None)
+        if ref is not None:
+            out.append(("access-to-secrets", f"{at}/{_esc(key)}/{ref}", f"the volume {name} reads the Secret its {key}.{ref} names"))
+    sources = _dict(volume.get("projected")).get("sources")
+    for index, source in enumerate(sources if isinstance(sources, list) else []):
+        if not isinstance(source, dict):
+            continue
+        if source.get("secret") is not None:
+            out.append(("access-to-secrets", f"{at}/projected/sources/{index}/secret", f"the volume {name} holds the Secret {_dict(source.get('secret')).get('name')!r}"))
+        if source.get("serviceAccountToken") is not None:
+            out.append(("service-account-token", f"{at}/projected/sources/{index}/serviceAccountToken", f"the volume {name} holds a ServiceAccount token"))
     return out
 
 
@@ -264,6 +307,8 @@ def _container_findings(ctr: dict[str, Any], at: str, host_volumes: set[str]) ->
         out.append(("privileged-container", f"{at}/securityContext/privileged", f"container {name} is privileged"))
     if ctx.get("allowPrivilegeEscalation") is True:
         out.append(("privilege-escalation", f"{at}/securityContext/allowPrivilegeEscalation", f"container {name} allows privilege escalation"))
+    if ctx.get("seLinuxOptions") is not None:
+        out.append(("privilege-escalation", f"{at}/securityContext/seLinuxOptions", f"the patch sets the SELinux options of container {name}"))
     caps = _dict(ctx.get("capabilities"))
     if caps.get("add"):
         out.append(("added-capabilities", f"{at}/securityContext/capabilities/add", f"container {name} adds {caps['add']}"))
@@ -277,10 +322,25 @@ def _container_findings(ctr: dict[str, Any], at: str, host_volumes: set[str]) ->
     for index, port in enumerate(ports if isinstance(ports, list) else []):
         if isinstance(port, dict) and port.get("hostPort"):
             out.append(("host-port", f"{at}/ports/{index}/hostPort", f"container {name} binds host port {port['hostPort']}"))
+    out += _env_findings(ctr, at, name)
+    return out
+
+
+def _env_findings(ctr: dict[str, Any], at: str, name: str) -> list[tuple[str, str, str]]:
+    out: list[tuple[str, str, str]] = []
     env = ctr.get("env")
     for index, item in enumerate(env if isinstance(env, list) else []):
-        if isinstance(item, dict) and item.get("value") and lint._SECRET_ENV.search(str(item.get("name", ""))):
+        if not isinstance(item, dict):
+            continue
+        if item.get("value") and lint._SECRET_ENV.search(str(item.get("name", ""))):
             out.append(("env-var-secret", f"{at}/env/{index}/value", f"container {name} sets {item['name']} to a literal value"))
+        ref = _dict(item.get("valueFrom")).get("secretKeyRef")
+        if ref is not None:
+            out.append(("access-to-secrets", f"{at}/env/{index}/valueFrom/secretKeyRef", f"container {name} reads {item.get('name')} from the Secret {_dict(ref).get('name')!r}"))
+    env_from = ctr.get("envFrom")
+    for index, item in enumerate(env_from if isinstance(env_from, list) else []):
+        if isinstance(item, dict) and item.get("secretRef") is not None:
+            out.append(("access-to-secrets", f"{at}/envFrom/{index}/secretRef", f"container {name} reads every key of the Secret {_dict(item.get('secretRef')).get('name')!r}"))
     return out
 
 
@@ -311,7 +371,7 @@ def target_problems(folder: str, rendered: Iterable[tuple[str, str, str, str]], 
                 continue
             target = by_id.get(key)
             mine = (allowed or {}).get(fname, {})
-            for pointer, message in _shape(doc, target, "") if target is not None else ():
+            for pointer, message in [*_shape(doc, target, ""), *_directive_shapes(doc, "")] if target is not None else ():
                 line, col = source.locate(pointer)
                 problems.append(_problem(path, message, "write the patch in the shape of the rendered object (kubectl kustomize refuses it otherwise)", line, col, pointer, code="user-patch-shape"))
             if target is not None and "privileged-code" not in mine and doc.get("kind") == "ConfigMap":
@@ -323,21 +383,92 @@ def target_problems(folder: str, rendered: Iterable[tuple[str, str, str, str]], 
             real = lint.pod_spec(target) if target is not None else None
             if pod is None or real is None:
                 continue
-            found: list[tuple[str, str, str, str]] = []
-            if "writable-host-mount" not in mine:
-                host = {str(v.get("name")) for v in real.get("volumes") or [] if isinstance(v, dict) and isinstance(v.get("hostPath"), dict)}
-                found += [
-                    (check, pointer, message, "allow it for this file (gitops.userPatches.allow) if intended, or set readOnly: true")
-                    for at, ctr in _containers(pod, base)
-                    for check, pointer, message in _container_findings(ctr, at, host)
+            for check, pointer, message in _against_pod(pod, base, real):
+                if check in mine:
+                    continue
+                hint = (
+                    "allow it for this file (gitops.userPatches.allow) if intended, or set readOnly: true"
                     if check == "writable-host-mount"
-                ]
-            if "privileged-code" not in mine:
-                found += [(c, p, m, f"if this is intended, allow it for this file: gitops.userPatches.allow: [{{file: {fname}, checks: [privileged-code], reason: ...}}]") for c, p, m in _privileged_code(pod, base, real)]
-            for check, pointer, message, hint in found:
+                    else f"if this is intended, allow it for this file: gitops.userPatches.allow: [{{file: {fname}, checks: [{check}], reason: ...}}]"
+                )
                 line, col = source.locate(pointer)
                 problems.append(_problem(path, f"{check}: {message}", hint, line, col, pointer, code=f"user-patch-{check}"))
     return problems
+
+
+def _against_pod(pod: dict[str, Any], base: str, real: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """What a patch of a rendered pod does that only the render shows: mounts of the pod's
+    host-path volumes, a changed dnsPolicy, changes of what its privileged containers run."""
+    out = _host_mounts(pod, base, real)
+    if "dnsPolicy" in pod and (pod["dnsPolicy"] or "ClusterFirst") != (real.get("dnsPolicy") or "ClusterFirst"):
+        out.append(("host-network", f"{base}/dnsPolicy", f"the patch changes dnsPolicy from {real.get('dnsPolicy') or 'ClusterFirst'!r} to {pod['dnsPolicy']!r} (what the pod's names resolve to)"))
+    return out + _privileged_code(pod, base, real)
+
+
+def _keyed_containers(pod: dict[str, Any], base: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(list name, pointer, container) of a pod: containers of one list merge by name."""
+    for at, ctr in _containers(pod, base):
+        yield at.rsplit("/", 2)[-2], at, ctr
+
+
+def _host_mounts(pod: dict[str, Any], base: str, real: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Mounts a patch makes of the rendered pod's host-path volumes, each merged as strategic
+    merge does (volumeMounts merge by ``mountPath``) over the rendered container's mount:
+    read-write (``writable-host-mount``), or read-only by a container that did not mount that
+    volume (a container the patch adds: ``host-path``, it reads the node's files)."""
+    host = {str(v.get("name")): _dict(v.get("hostPath")).get("path") for v in real.get("volumes") or [] if isinstance(v, dict) and isinstance(v.get("hostPath"), dict)}
+    rendered = {(key, str(ctr.get("name"))): ctr for key, _, ctr in _keyed_containers(real, "")}
+    out: list[tuple[str, str, str]] = []
+    for key, at, ctr in _keyed_containers(pod, base):
+        name = str(ctr.get("name"))
+        have = _dicts(rendered.get((key, name), {}).get("volumeMounts"))
+        mounts = ctr.get("volumeMounts")
+        for index, mount in enumerate(mounts if isinstance(mounts, list) else []):
+            if not isinstance(mount, dict):
+                continue
+            match = next((m for m in have if "mountPath" in mount and m.get("mountPath") == mount.get("mountPath")), None)
+            merged = {**(match or {}), **mount}
+            volume = str(merged.get("name"))
+            if volume not in host:
+                continue
+            by_name = str(mount.get("name")) in host and mount.get("readOnly") is not True
+            by_path = match is not None and ("readOnly" in mount or "name" in mount) and merged.get("readOnly") is not True
+            if by_name or by_path:
+                out.append(("writable-host-mount", f"{at}/volumeMounts/{index}", f"container {name} mounts host volume {volume!r} read-write"))
+            elif volume not in {str(m.get("name")) for m in have}:
+                out.append(("host-path", f"{at}/volumeMounts/{index}", f"container {name} mounts the pod's host volume {volume!r} (host path {host[volume]!r})"))
+    return out
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _directive_shapes(node: Any, pointer: str) -> Iterator[tuple[str, str]]:
+    """Strategic-merge directives Kustomize cannot read: a ``$setElementOrder/``,
+    ``$retainKeys`` or ``$deleteFromPrimitiveList/`` that is no list of scalars or maps, a
+    ``$patch`` that is none of merge, replace and delete."""
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _directive_shapes(item, f"{pointer}/{index}")
+        return
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        at = f"{pointer}/{_esc(key)}"
+        lower = str(key).lower()
+        if lower.startswith(("$setelementorder/", "$deletefromprimitivelist/")) or lower == "$retainkeys":
+            if not isinstance(value, list):
+                yield at, f"user-patch-shape: {at} is a {_kind(value)} where {str(key).split('/')[0]} takes a list"
+                continue
+            for index, item in enumerate(value):
+                if isinstance(item, list) or item is None:
+                    yield f"{at}/{index}", f"user-patch-shape: {at}/{index} is a {_kind(item)} where {str(key).split('/')[0]} takes a scalar or a map"
+        elif lower == "$patch":
+            if not isinstance(value, str) or value.lower() not in ("merge", "replace", "delete"):
+                yield at, f"user-patch-shape: {at} is {_json(value)}, not a $patch directive (merge, replace or delete)"
+        else:
+            yield from _directive_shapes(value, at)
 
 
 RUNS = ("image", "command", "args", "lifecycle", "workingDir", "env", "envFrom", "volumeMounts")
@@ -355,6 +486,8 @@ def _privileged_code(pod: dict[str, Any], base: str, real: dict[str, Any]) -> li
         if _dict(ctr.get("securityContext")).get("privileged") is True
     }
     out: list[tuple[str, str, str]] = []
+    if privileged and "runtimeClassName" in pod and pod["runtimeClassName"] != real.get("runtimeClassName"):
+        out.append(("privileged-code", f"{base}/runtimeClassName", f"the patch changes the runtimeClassName of a pod with privileged containers to {pod['runtimeClassName']!r}"))
     mounted: dict[str, str] = {}  # volume -> a privileged container that mounts it
     for _, ctr in _containers(real, ""):
         mounts = ctr.get("volumeMounts")
@@ -414,7 +547,11 @@ CONTAINER_FIELDS: dict[str, type] = {
 }
 """The shape of a container's fields, for those a patch sets that the rendered container lacks."""
 MERGE_KEYS = ("name", "mountPath", "containerPort", "devicePath")
-"""What strategic merge matches list items by (the first the items have)."""
+"""What strategic merge matches list items by (the first the items have, unless the list has
+its own key in :data:`LIST_KEYS`)."""
+LIST_KEYS = {"volumeMounts": "mountPath", "ports": "containerPort", "volumeDevices": "devicePath"}
+"""The merge key of a container's lists that do not merge by ``name`` (a volume mount has a
+name too, but strategic merge matches it by its mountPath)."""
 
 
 def _shape(patch: Any, real: Any, pointer: str, fields: dict[str, type] | None = None) -> Iterator[tuple[str, str]]:
@@ -450,7 +587,8 @@ def _shape(patch: Any, real: Any, pointer: str, fields: dict[str, type] | None =
             continue
         if not isinstance(item, dict):
             continue
-        key = next((k for k in MERGE_KEYS if k in item), None)
+        own = LIST_KEYS.get(pointer.rsplit("/", 1)[-1])
+        key = own if own is not None and own in item else next((k for k in MERGE_KEYS if k in item), None)
         match = next((i for i in items if key is not None and i.get(key) == item.get(key)), None)
         if match is not None:
             yield from _shape(item, match, at, fields)

@@ -81,6 +81,25 @@ ADDS = [
     ("service-account-token", "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: nvidia-device-plugin\n  namespace: gpu-operator\nautomountServiceAccountToken: true\n", 6, 31),
     ("patch-delete", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gpu-operator\n$patch: delete\n", 5, 9),
     ("patch-delete", DS_HEAD + "      containers:\n        - name: nvidia-device-plugin\n          securityContext:\n            $patch: replace\n", 12, 21),
+    # a ServiceAccount token the render does not mount: a projected source, or the render's false removed
+    ("service-account-token", DS_HEAD + "      volumes:\n        - name: token\n          projected:\n            sources:\n              - serviceAccountToken:\n                  path: token\n", 14, 19),
+    ("service-account-token", DS_HEAD + "      automountServiceAccountToken: null\n", 9, 37),
+    # Secret values handed to the pod by the kubelet (the render's RBAC never reads them)
+    ("access-to-secrets", DS_HEAD + "      containers:\n        - name: sidecar\n          env:\n            - name: X\n              valueFrom:\n                secretKeyRef: {name: s, key: k}\n", 14, 31),
+    ("access-to-secrets", DS_HEAD + "      containers:\n        - name: sidecar\n          envFrom:\n            - secretRef: {name: s}\n", 12, 26),
+    ("access-to-secrets", DS_HEAD + "      volumes:\n        - name: s\n          secret: {secretName: s}\n", 11, 19),
+    ("access-to-secrets", DS_HEAD + "      volumes:\n        - name: s\n          projected:\n            sources:\n              - secret: {name: s}\n", 13, 25),
+    ("access-to-secrets", DS_HEAD + "      volumes:\n        - name: s\n          csi:\n            driver: x.example.com\n            nodePublishSecretRef: {name: s}\n", 13, 35),
+    # the runtime every GPU pod runs in
+    ("privileged-code", "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata:\n  name: nvidia\nhandler: runc\n", 5, 10),
+    # the pod's SELinux label (spc_t is unconfined) and its name resolution
+    ("privilege-escalation", DS_HEAD + "      securityContext:\n        seLinuxOptions: {type: spc_t}\n", 10, 25),
+    ("privilege-escalation", DS_HEAD + "      containers:\n        - name: sidecar\n          securityContext:\n            seLinuxOptions: {type: spc_t}\n", 12, 29),
+    ("host-network", DS_HEAD + "      hostAliases:\n        - ip: 203.0.113.7\n          hostnames: [nvcr.io]\n", 10, 9),
+    ("host-network", DS_HEAD + "      dnsConfig: {nameservers: [203.0.113.7]}\n", 9, 18),
+    # $patch directives in any case
+    ("patch-delete", DS_HEAD + "      nodeSelector:\n        $patch: Delete\n", 10, 17),
+    ("patch-delete", DS_HEAD + "      affinity:\n        $patch: DELETE\n", 10, 17),
     ("reserved", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gpu-operator\n  annotations:\n    gpu-render.dev/lint-exempt: privileged-container=trust me\n", 6, 33),
     ("reserved", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gpu-operator\n  annotations:\n    gpu-render.dev/lint-exempt.privileged-container: trust me\n", 6, 54),
 ]
@@ -325,4 +344,123 @@ def test_changing_a_volume_a_privileged_container_mounts_fails_build(repo: Path,
     assert result.exit_code == 1, result.output
     assert "privileged-code" in result.output and "the volume nvidia-device-plugin-entrypoint" in result.output, result.output
     allow(repo, "p.yaml", "privileged-code")
+    assert run_cli("build", "-q").exit_code == 0
+
+
+# --- against the render: host volumes, mounts by their merge key, DNS, directives, symlinks ----
+
+NFD_WORKER_HEAD = DS_HEAD.replace("nvidia-device-plugin-daemonset", "node-feature-discovery-worker")
+TOOLKIT_HEAD = DS_HEAD.replace("nvidia-device-plugin-daemonset", "nvidia-container-toolkit-daemonset")
+
+
+def refused_then_allowed(repo: Path, run_cli: Any, code: str, where: str, *checks: str) -> None:
+    result = run_cli("build", "-q")
+    assert result.exit_code == 1, result.output
+    assert f"{PATCHES}/p.yaml:{where}" in result.output and f": {code}: " in result.output, result.output
+    assert not (repo / "output").exists()
+    allow(repo, "p.yaml", *(checks or (code,)))
+    result = run_cli("build", "-q")
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("readonly", ["readOnly: true", "readOnly: false"])
+def test_a_new_container_that_mounts_a_host_volume_of_the_pod_fails_build(repo: Path, run_cli: Any, readonly: str) -> None:
+    """The toolkit's pod has the host's root as a volume: a container the patch adds that
+    mounts it reads (or writes) every file of the node, with no hostPath of its own."""
+    patch(repo, TOOLKIT_HEAD + f"      containers:\n        - name: reader\n          image: busybox:1.36\n          volumeMounts:\n            - name: host-root\n              mountPath: /host\n              {readonly}\n")
+    code = "host-path" if readonly.endswith("true") else "writable-host-mount"
+    refused_then_allowed(repo, run_cli, code, "13:15:")
+
+
+def test_a_rendered_container_that_mounts_another_host_volume_fails_build(repo: Path, run_cli: Any) -> None:
+    patch(repo, NFD_WORKER_HEAD + "      containers:\n        - name: worker\n          volumeMounts:\n            - name: host-proc-swaps\n              mountPath: /host-proc/swaps\n              readOnly: true\n            - name: containerd\n              mountPath: /x\n              readOnly: true\n      volumes:\n        - name: containerd\n          emptyDir: {}\n")
+    result = run_cli("build", "-q")
+    assert result.exit_code == 0, result.output  # restating its own mount, a volume that is no host path
+    shutil.rmtree(repo / "output")
+    patch(repo, NFD_WORKER_HEAD + "      initContainers:\n        - name: worker\n          image: busybox:1.36\n          volumeMounts:\n            - name: host-sys\n              mountPath: /host-sys\n              readOnly: true\n")
+    refused_then_allowed(repo, run_cli, "host-path", "13:15:")  # an init container of the same name is another container
+
+
+@pytest.mark.parametrize("item", [
+    "- mountPath: /host-boot\n              readOnly: false",
+    "- mountPath: /host-sys\n              readOnly: null",
+    "- {mountPath: /host-boot, readOnly: false}",
+])
+def test_a_mount_matched_by_its_mount_path_made_writable_fails_build(repo: Path, run_cli: Any, item: str) -> None:
+    """Strategic merge matches volumeMounts by mountPath: a patch item without the volume's
+    name still changes the rendered read-only mount of /boot."""
+    patch(repo, NFD_WORKER_HEAD + f"      containers:\n        - name: worker\n          volumeMounts:\n            {item}\n")
+    refused_then_allowed(repo, run_cli, "writable-host-mount", "12:15:")
+
+
+def test_a_mount_path_item_that_keeps_the_mount_read_only_passes(repo: Path, run_cli: Any, kubectl: str) -> None:
+    patch(repo, NFD_WORKER_HEAD + "      containers:\n        - name: worker\n          volumeMounts:\n            - mountPath: /host-boot\n              mountPropagation: HostToContainer\n")
+    result = run_cli("build", "-q")
+    assert result.exit_code == 0, result.output
+    run_tool([kubectl, "kustomize", str(repo / "output/overlays/staging")])
+
+
+@pytest.mark.parametrize("policy", ["Default", "ClusterFirst", "null"])
+def test_a_changed_dns_policy_fails_build(repo: Path, run_cli: Any, policy: str) -> None:
+    """The worker resolves through the cluster's DNS (ClusterFirstWithHostNet): the node's
+    resolver (Default), or None with a dnsConfig of the patch's, points its names elsewhere."""
+    patch(repo, NFD_WORKER_HEAD + f"      dnsPolicy: {policy}\n")
+    refused_then_allowed(repo, run_cli, "host-network", "9:18:")
+
+
+def test_restating_the_rendered_dns_policy_passes(repo: Path, run_cli: Any) -> None:
+    patch(repo, NFD_WORKER_HEAD + "      dnsPolicy: ClusterFirstWithHostNet\n")
+    assert run_cli("build", "-q").exit_code == 0
+
+
+@pytest.mark.parametrize(("body", "pointer"), [
+    ("      $setElementOrder/containers: 5\n", "/spec/template/spec/$setElementOrder~1containers"),
+    ("      $setElementOrder/containers: {name: x}\n", "/spec/template/spec/$setElementOrder~1containers"),
+    ("      $setElementOrder/containers: [[x]]\n", "/spec/template/spec/$setElementOrder~1containers/0"),
+])
+def test_a_set_element_order_that_is_no_list_fails_build(repo: Path, run_cli: Any, body: str, pointer: str) -> None:
+    patch(repo, DS_HEAD + body)
+    result = run_cli("build", "-q")
+    assert result.exit_code == 1, result.output
+    assert "user-patch-shape" in result.output and pointer in result.output, result.output
+
+
+def test_a_set_element_order_list_passes(repo: Path, run_cli: Any) -> None:
+    patch(repo, DS_HEAD + "      $setElementOrder/containers: [{name: nvidia-device-plugin}]\n      containers:\n        - name: nvidia-device-plugin\n          resources: {limits: {memory: 1Gi}}\n")
+    assert run_cli("build", "-q").exit_code == 0, run_cli("build", "-q").output
+
+
+def test_a_runtime_class_patch_of_other_fields_passes(repo: Path, run_cli: Any) -> None:
+    patch(repo, "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata:\n  name: nvidia\n  labels: {example.com/team: gpu}\n")
+    assert run_cli("build", "-q").exit_code == 0
+
+
+@pytest.mark.parametrize("linked", ["file", "folder"])
+def test_a_symlinked_patch_inside_the_repo_is_refused(repo: Path, run_cli: Any, linked: str) -> None:
+    """``diff`` reads the committed tree, where a link is no file; ``build`` refuses it too, so
+    the two never disagree about what a cluster's patches are."""
+    (repo / "site").mkdir()
+    (repo / "site" / "p.yaml").write_text(DS_HEAD + "      priorityClassName: system-node-critical\n")
+    if linked == "file":
+        (repo / PATCHES / "p.yaml").symlink_to(repo / "site" / "p.yaml")
+        where = f"{PATCHES}/p.yaml"
+    else:
+        (repo / PATCHES).rmdir()
+        (repo / PATCHES).symlink_to(repo / "site", target_is_directory=True)
+        where = PATCHES
+    result = run_cli("build", "-q")
+    assert result.exit_code == 1, result.output
+    assert where in result.output and "symlink" in result.output, result.output
+    assert not (repo / "output").exists()
+    found = problems(run_cli)
+    assert any(p["file"] == where and p["severity"] == "error" for p in found), found
+
+
+def test_re_pointing_a_privileged_pod_to_another_runtime_class_fails_build(repo: Path, run_cli: Any) -> None:
+    """The device plugin runs in the nvidia RuntimeClass: another one (a handler the node
+    has for something else) changes what runs its privileged containers."""
+    patch(repo, DS_HEAD + "      runtimeClassName: evil\n")
+    refused_then_allowed(repo, run_cli, "privileged-code", "9:25:")
+    shutil.rmtree(repo / "output")
+    patch(repo, DS_HEAD + "      runtimeClassName: nvidia\n")
     assert run_cli("build", "-q").exit_code == 0
