@@ -81,10 +81,10 @@ def _read_blobs(ids: list[str], cwd: Path) -> dict[str, bytes]:
     return out
 
 
-def list_files(commit: str, paths: list[str], cwd: Path) -> dict[str, str]:
+def list_files(commit: str, paths: list[str], cwd: Path, links: set[str] | None = None) -> dict[str, str]:
     """Every regular file at ``commit`` under ``paths`` (repository-relative files or folders):
-    path -> blob id. Symbolic links and submodules are left out (on disk a link is refused or
-    followed within the repo; a link's blob is its target's name, not a file's text)."""
+    path -> blob id. Symbolic links and submodules are left out (a link's blob is its target's
+    name, not a file's text); ``links`` collects the symbolic links' paths."""
     raw = git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", *paths], cwd)
     out: dict[str, str] = {}
     for entry in raw.split(b"\0"):
@@ -92,6 +92,8 @@ def list_files(commit: str, paths: list[str], cwd: Path) -> dict[str, str]:
             continue
         meta, _, name = entry.partition(b"\t")
         mode, kind, oid = [*meta.split(), b"", b"", b""][:3]
+        if kind == b"blob" and mode == b"120000" and links is not None:
+            links.add(name.decode("utf-8", "backslashreplace"))
         if kind != b"blob" or mode not in (b"100644", b"100755"):
             continue
         try:
@@ -108,7 +110,14 @@ def read_inputs_at(commit: str, label: str, cwd: Path, values: str = "values.yam
     pre = prefix(cwd)
     values_path = str(PurePosixPath(pre) / values)
     overlays_path = str(PurePosixPath(pre) / overlays)
-    files = list_files(commit, [values_path, overlays_path.rstrip("/") + "/"], cwd)
+    links: set[str] = set()
+    files = list_files(commit, [values_path, overlays_path.rstrip("/") + "/"], cwd, links)
+    linked = sorted(p for p in links if _an_input(p, overlays_path))
+    if linked:  # build refuses them (renderer/inputs.py): a change through a link is never unseen
+        raise UserError(
+            f"{label}: {linked[0]} is a symlink, which gpu-render build refuses (a change made through it would not show here)",
+            hint="replace the symlink with a copy of what it points to",
+        )
     wanted = [values_path] if values_path in files else []
     per_cluster: dict[str, list[str]] = {}
     for path in sorted(files):
@@ -144,6 +153,22 @@ def read_inputs_at(commit: str, label: str, cwd: Path, values: str = "values.yam
             )
         )
     return Inputs(blobs[values_path], f"{label}:{values_path}", tuple(clusters))
+
+
+def _an_input(path: str, overlays: str) -> bool:
+    """Is ``path`` (a symbolic link) where build reads an overlay's input: an overlay folder,
+    its ``values.yaml``, ``nodes.json``, ``patches`` folder or a patch file in it?"""
+    root = overlays.rstrip("/") + "/"
+    if not path.startswith(root):
+        return False
+    parts = PurePosixPath(path[len(root) :]).parts
+    if not parts or parts[0].startswith("."):
+        return False
+    if len(parts) == 1:
+        return True
+    if len(parts) == 2:
+        return parts[1] in ("values.yaml", "nodes.json", "patches")
+    return len(parts) == 3 and parts[1] == "patches" and parts[2].endswith((".yaml", ".yml"))
 
 
 def read_folder(folder: Path) -> dict[str, str]:

@@ -103,6 +103,13 @@ def read_inputs(values: Path, overlays: Path | None, *, given: bool = False) -> 
                 if entry.is_symlink():  # a dangling link or a loop where an overlay folder may be meant
                     problems.append(_problem(entry, f"cannot read {display(entry)}: a symlink to nothing readable", "replace the symlink with the folder itself"))
                 continue  # a README or other file beside the overlay folders
+            if entry.is_symlink():
+                try:
+                    _inside(entry, oroot)  # a link out of the repo is refused as that
+                    problems.append(_linked(entry, "an overlay folder"))
+                except _Refused as exc:
+                    problems.append(exc.problem)
+                continue
             try:
                 clusters.append(_read_cluster(entry, oroot, problems))
             except _Refused as exc:
@@ -240,11 +247,22 @@ def _read(path: Path, root: Path, limit: int, *, check_inside: bool = True) -> b
         os.close(fd)
 
 
+def _linked(path: Path, what: str) -> Problem:
+    """A symlink among an overlay's inputs, refused even when it stays inside the repo:
+    ``gpu-render diff`` between git refs reads the committed tree, where a link is no file,
+    so a change made through it (a driver bump in the linked file) would build unreviewed."""
+    return _problem(path, f"refusing to read {display(path)}: {what} may not be a symlink", "replace the symlink with a copy of what it points to (gpu-render diff does not follow links)")
+
+
 def _optional(path: Path, root: Path, limit: int, problems: list[Problem]) -> bytes | None:
-    """A file that may be missing: None when absent; a problem (and None) when refused."""
+    """A file that may be missing: None when absent; a problem (and None) when refused (a
+    symlink too, see :func:`_linked`)."""
     if not os.path.lexists(path):
         return None
     try:
+        if os.path.islink(path):
+            _inside(path, root)  # a link out of the repo is refused as that
+            raise _Refused(_linked(path, "an overlay's values.yaml or nodes.json"))
         return _read(path, root, limit)
     except _Refused as exc:
         problems.append(exc.problem)
@@ -285,7 +303,7 @@ def _read_patches(pdir: Path, root: Path, problems: list[Problem]) -> list[tuple
     so following it here would build patches that ``diff`` never shows."""
     _child(pdir, root)
     if os.path.islink(pdir):
-        problems.append(_problem(pdir, f"refusing to read {display(pdir)}: the patches folder is a symlink", "replace the symlink with the folder itself (diff does not follow it)"))
+        problems.append(_linked(pdir, "the patches folder"))
         return []
     if not pdir.is_dir():
         problems.append(_problem(pdir, f"{display(pdir)} is not a folder", "patches/ holds the cluster's patch files"))
@@ -303,7 +321,7 @@ def _read_patches(pdir: Path, root: Path, problems: list[Problem]) -> list[tuple
         try:
             if os.path.islink(p):
                 _inside(p, root)  # a link out of the repo is refused as that
-                raise _Refused(_problem(p, f"refusing to read {display(p)}: a patch file may not be a symlink", "replace the symlink with the file itself (diff does not follow it)"))
+                raise _Refused(_linked(p, "a patch file"))
             patches.append((p.name, _read(p, root, MAX_BYTES)))
         except _Refused as exc:
             problems.append(exc.problem)

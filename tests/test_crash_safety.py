@@ -409,14 +409,24 @@ def test_symlinked_overlay_outside_repo_is_refused(tmp_path: Path, monkeypatch: 
     assert not (repo / "output").exists()
 
 
-def test_symlink_inside_repo_is_allowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("where", ["values.yaml", "nodes.json", "folder"])
+def test_a_symlinked_overlay_input_inside_the_repo_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli, where: str) -> None:  # type: ignore[no-untyped-def]
+    """``gpu-render diff`` between refs reads the committed tree, where a link is no file: a
+    change made through a link inside the repo would build without showing in the review."""
     repo = tmp_path
-    (repo / "overlays" / "prod").mkdir(parents=True)
+    (repo / "shared").mkdir()
     (repo / "values.yaml").write_text(VALUES_A)
-    (repo / "shared.yaml").write_text("devicePlugin:\n  enabled: false\n")
-    (repo / "overlays" / "prod" / "values.yaml").symlink_to(repo / "shared.yaml")
+    (repo / "shared" / "values.yaml").write_text("devicePlugin:\n  enabled: false\n")
+    (repo / "shared" / "nodes.json").write_text('{"items": []}\n')
+    (repo / "overlays").mkdir()
+    if where == "folder":
+        (repo / "overlays" / "prod").symlink_to(repo / "shared", target_is_directory=True)
+    else:
+        (repo / "overlays" / "prod").mkdir()
+        (repo / "overlays" / "prod" / where).symlink_to(repo / "shared" / where)
     monkeypatch.chdir(repo)
-    assert run_cli("validate").exit_code == 0
+    result = run_cli("validate")
+    assert result.exit_code == 1 and "may not be a symlink" in result.output
 
 
 @pytest.mark.parametrize("pool", ["../../escape", "/abs", "a/b", "..", "x\\y"])

@@ -513,11 +513,20 @@ def test_a_file_name_that_is_not_utf8_is_a_problem_not_a_crash(repo: Path, run_c
     assert "is not UTF-8" in result.output + result.stderr and "Traceback" not in result.output + result.stderr
 
 
-def test_a_committed_symlink_is_not_read_as_a_file(repo: Path, run_cli: Run) -> None:
-    """A symbolic link's blob is its target's name: it is left out, as a file it is not."""
-    (repo / "overlays" / "staging" / "patches").mkdir()
-    os.symlink("/etc/hostname", repo / "overlays" / "staging" / "patches" / "p.yaml")
+@pytest.mark.parametrize("where", ["overlays/staging/patches/p.yaml", "overlays/staging/values.yaml", "overlays/east"])
+def test_a_committed_symlink_among_the_inputs_is_refused(repo: Path, run_cli: Run, where: str) -> None:
+    """A symbolic link's blob is its target's name, never read as a file; build refuses a link
+    among an overlay's inputs, so diff does too: a driver bump made in a linked file showed
+    "No changes" while build rendered it."""
+    (repo / "shared").mkdir()
+    (repo / "shared" / "prod.yaml").write_text("driver:\n  version: '580.105.08'\n")
+    link = repo / where
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if link.exists():
+        link.unlink()
+    os.symlink(os.path.relpath(repo / "shared" / ("prod.yaml" if where.endswith(".yaml") else ""), link.parent), link)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "link")
-    data = diff_json(run_cli, "main", "change")
-    assert data["versions"] == []
+    result = run_cli("diff", "main", "change")
+    assert result.exit_code == 1, result.output
+    assert f"{where} is a symlink, which gpu-render build refuses" in result.stderr and "Traceback" not in result.output + result.stderr
