@@ -244,8 +244,6 @@ def _pod_findings(pod: dict[str, Any], base: str) -> list[tuple[str, str, str]]:
     for key in ("hostAliases", "dnsConfig"):
         if pod.get(key) is not None:
             out.append(("host-network", f"{base}/{key}", f"the patch sets {key} (it changes what the pod's names resolve to)"))
-    if _dict(pod.get("securityContext")).get("seLinuxOptions") is not None:
-        out.append(("privilege-escalation", f"{base}/securityContext/seLinuxOptions", "the patch sets the pod's SELinux options"))
     for key in ("serviceAccountName", "serviceAccount"):
         if key in pod:
             out.append(("service-account", f"{base}/{key}", f"{key}: {pod[key]!r}"))
@@ -307,8 +305,6 @@ def _container_findings(ctr: dict[str, Any], at: str, host_volumes: set[str]) ->
         out.append(("privileged-container", f"{at}/securityContext/privileged", f"container {name} is privileged"))
     if ctx.get("allowPrivilegeEscalation") is True:
         out.append(("privilege-escalation", f"{at}/securityContext/allowPrivilegeEscalation", f"container {name} allows privilege escalation"))
-    if ctx.get("seLinuxOptions") is not None:
-        out.append(("privilege-escalation", f"{at}/securityContext/seLinuxOptions", f"the patch sets the SELinux options of container {name}"))
     caps = _dict(ctx.get("capabilities"))
     if caps.get("add"):
         out.append(("added-capabilities", f"{at}/securityContext/capabilities/add", f"container {name} adds {caps['add']}"))
@@ -402,7 +398,23 @@ def _against_pod(pod: dict[str, Any], base: str, real: dict[str, Any]) -> list[t
     out = _host_mounts(pod, base, real)
     if "dnsPolicy" in pod and (pod["dnsPolicy"] or "ClusterFirst") != (real.get("dnsPolicy") or "ClusterFirst"):
         out.append(("host-network", f"{base}/dnsPolicy", f"the patch changes dnsPolicy from {real.get('dnsPolicy') or 'ClusterFirst'!r} to {pod['dnsPolicy']!r} (what the pod's names resolve to)"))
-    return out + _privileged_code(pod, base, real)
+    return out + _selinux(pod, base, real) + _privileged_code(pod, base, real)
+
+
+def _selinux(pod: dict[str, Any], base: str, real: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """SELinux options a patch sets on the pod or a container that differ from the render's
+    (``type: spc_t`` runs the container unconfined; restating the render's is no change)."""
+    out: list[tuple[str, str, str]] = []
+    ctx = _dict(pod.get("securityContext"))
+    if "seLinuxOptions" in ctx and ctx["seLinuxOptions"] != _dict(real.get("securityContext")).get("seLinuxOptions"):
+        out.append(("privilege-escalation", f"{base}/securityContext/seLinuxOptions", "the patch sets the pod's SELinux options"))
+    rendered = {(key, str(ctr.get("name"))): ctr for key, _, ctr in _keyed_containers(real, "")}
+    for key, at, ctr in _keyed_containers(pod, base):
+        mine = _dict(ctr.get("securityContext"))
+        theirs = _dict(_dict(rendered.get((key, str(ctr.get("name"))))).get("securityContext"))
+        if "seLinuxOptions" in mine and mine["seLinuxOptions"] != theirs.get("seLinuxOptions"):
+            out.append(("privilege-escalation", f"{at}/securityContext/seLinuxOptions", f"the patch sets the SELinux options of container {ctr.get('name')}"))
+    return out
 
 
 def _keyed_containers(pod: dict[str, Any], base: str) -> Iterator[tuple[str, str, dict[str, Any]]]:

@@ -93,8 +93,6 @@ ADDS = [
     # the runtime every GPU pod runs in
     ("privileged-code", "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata:\n  name: nvidia\nhandler: runc\n", 5, 10),
     # the pod's SELinux label (spc_t is unconfined) and its name resolution
-    ("privilege-escalation", DS_HEAD + "      securityContext:\n        seLinuxOptions: {type: spc_t}\n", 10, 25),
-    ("privilege-escalation", DS_HEAD + "      containers:\n        - name: sidecar\n          securityContext:\n            seLinuxOptions: {type: spc_t}\n", 12, 29),
     ("host-network", DS_HEAD + "      hostAliases:\n        - ip: 203.0.113.7\n          hostnames: [nvcr.io]\n", 10, 9),
     ("host-network", DS_HEAD + "      dnsConfig: {nameservers: [203.0.113.7]}\n", 9, 18),
     # $patch directives in any case
@@ -406,6 +404,24 @@ def test_a_changed_dns_policy_fails_build(repo: Path, run_cli: Any, policy: str)
     resolver (Default), or None with a dnsConfig of the patch's, points its names elsewhere."""
     patch(repo, NFD_WORKER_HEAD + f"      dnsPolicy: {policy}\n")
     refused_then_allowed(repo, run_cli, "host-network", "9:18:")
+
+
+@pytest.mark.parametrize(("body", "where"), [
+    ("      securityContext:\n        seLinuxOptions: {type: spc_t}\n", "10:25:"),
+    ("      initContainers:\n        - name: driver-validation\n          securityContext:\n            seLinuxOptions: {type: spc_t}\n", "12:29:"),
+    ("      containers:\n        - name: sidecar\n          image: busybox:1.36\n          securityContext:\n            seLinuxOptions: {level: s0}\n", "13:29:"),
+])
+def test_selinux_options_other_than_the_render_fail_build(repo: Path, run_cli: Any, body: str, where: str) -> None:
+    """``type: spc_t`` runs a container unconfined by SELinux; a container the render has none of
+    gets nothing of the render's either."""
+    patch(repo, TOOLKIT_HEAD + body)
+    refused_then_allowed(repo, run_cli, "privilege-escalation", where)
+
+
+def test_restating_the_rendered_selinux_options_passes(repo: Path, run_cli: Any) -> None:
+    patch(repo, TOOLKIT_HEAD + "      initContainers:\n        - name: driver-validation\n          securityContext:\n            seLinuxOptions: {level: s0}\n")
+    result = run_cli("build", "-q")
+    assert result.exit_code == 0, result.output
 
 
 def test_restating_the_rendered_dns_policy_passes(repo: Path, run_cli: Any) -> None:
