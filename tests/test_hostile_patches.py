@@ -92,7 +92,7 @@ ADDS = [
     ("access-to-secrets", DS_HEAD + "      volumes:\n        - name: s\n          csi:\n            driver: x.example.com\n            nodePublishSecretRef: {name: s}\n", 13, 35),
     # the runtime every GPU pod runs in
     ("privileged-code", "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata:\n  name: nvidia\nhandler: runc\n", 5, 10),
-    # the pod's SELinux label (spc_t is unconfined) and its name resolution
+    # the pod's name resolution (SELinux options: compared with the render at build, below)
     ("host-network", DS_HEAD + "      hostAliases:\n        - ip: 203.0.113.7\n          hostnames: [nvcr.io]\n", 10, 9),
     ("host-network", DS_HEAD + "      dnsConfig: {nameservers: [203.0.113.7]}\n", 9, 18),
     # $patch directives in any case
