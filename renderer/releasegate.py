@@ -27,13 +27,20 @@ RELEASES = tuple(_RELEASE_RULES)
 """The imitated releases, oldest first (the release table of :mod:`renderer.driverimage`)."""
 _RANK = {r: i for i, r in enumerate(RELEASES)}
 
-_HOST_NETWORK_V26_7 = (
+_HOST_NETWORK_V26_3 = (
     "ccManager", "dcgm", "devicePlugin", "driver", "gfd", "kataSandboxDevicePlugin", "migManager", "nodeStatusExporter",
     "sandboxDevicePlugin", "toolkit", "validator", "vfioManager", "vgpuDeviceManager", "vgpuManager",
 )
 
 ADDED_IN: dict[str, str] = {
-    # the ClusterPolicy CRD's spec schema of v26.3.0 against v25.10.1's
+    # the ClusterPolicy CRD's spec schema of v26.3.3 (the v26.3 imitated: its images, its
+    # transforms) against v25.10.1's; v26.3.1 added every operand's hostNetwork
+    # (applyHostNetworkConfig), v26.3.2 the exporter's pod metadata keys
+    **{f"/{section}/hostNetwork": "v26.3" for section in _HOST_NETWORK_V26_3},
+    "/dcgmExporter/annotations": "v26.3",
+    "/dcgmExporter/enablePodLabels": "v26.3",
+    "/dcgmExporter/enablePodUID": "v26.3",
+    "/dcgmExporter/podLabelAllowlistRegex": "v26.3",
     "/cdi/nriPluginEnabled": "v26.3",
     "/daemonsets/podSecurityContext": "v26.3",
     "/dcgmExporter/hostNetwork": "v26.3",
@@ -42,19 +49,14 @@ ADDED_IN: dict[str, str] = {
     "/vgpuManager/kernelModuleConfig": "v26.3",
     # the NVIDIADriver CRD's (a pool's own driver settings)
     "/nodePools/*/driver/podSecurityContext": "v26.3",
-    # the ClusterPolicy CRD's spec schema of v26.7.0 against v26.3.0's
-    **{f"/{section}/hostNetwork": "v26.7" for section in _HOST_NETWORK_V26_7},
-    "/dcgmExporter/annotations": "v26.7",
-    "/dcgmExporter/enablePodLabels": "v26.7",
-    "/dcgmExporter/enablePodUID": "v26.7",
-    "/dcgmExporter/podLabelAllowlistRegex": "v26.7",
+    "/nodePools/*/driver/hostNetwork": "v26.3",
+    # the ClusterPolicy CRD's spec schema of v26.7.0 against v26.3.3's
     "/dcgmExporter/serviceMonitor/scrapeTimeout": "v26.7",
     "/hostPaths/kubeletRootDir": "v26.7",
-    "/nodePools/*/driver/hostNetwork": "v26.7",
     "/nodePools/*/driver/upgradePolicy": "v26.7",
 }
 """Pointer (``*``: any item) -> first imitated release whose CRD has the field. Every field the
-CRDs' spec schemas gain from v25.10.1 to v26.3.0 and to v26.7.0 that gpu-render renders (none is
+CRDs' spec schemas gain from v25.10.1 to v26.3.3 and to v26.7.0 that gpu-render renders (none is
 removed); not ``operator.metrics`` and ``kataManager.hostNetwork``, whose sections render
 nothing here and warn so. A key the schema defaults (``hostNetwork: false``,
 ``serviceMonitor.scrapeTimeout: 10s``, ``sandboxWorkloads.mode: kubevirt``, ...) is pruned too:

@@ -240,11 +240,11 @@ def test_a_build_that_reads_where_a_pruned_key_may_be_reads_the_release() -> Non
 
 
 def test_chart_values_keep_the_keys_a_release_prunes_and_the_model_prunes_them(tmp_path: Path) -> None:
-    """A v26.3 fleet's chart values still hold the v26.7 keys (so a v26.7 cluster's values
-    file can set them and the templates read them behind the release); the chart's model
+    """A v25.10 fleet's chart values still hold the later releases' keys (so a v26.7 cluster's
+    values file can set them and the templates read them behind the release); the chart's model
     leaves them out as the static render does. A pool's copy is its release's."""
     policy = yamlio.load((ROOT / "values.yaml").read_text())
-    policy["cluster"]["operatorRelease"] = "v26.3"
+    policy["cluster"]["operatorRelease"] = "v25.10"
     policy["dcgmExporter"] = {"annotations": {"team": "ml"}}
     policy["nodePools"][1]["driver"] = {"upgradePolicy": {"drain": {"enable": True, "force": True}}}
     (tmp_path / "values.yaml").write_text(yamlio.dump(policy))

@@ -1561,10 +1561,10 @@ def test_every_named_template_is_included_twice(name: str) -> None:
 def test_conditions_are_minimal_example() -> None:
     files = render(read_inputs(ROOT / "values.yaml", ROOT / "overlays"))
     dcgm = files[f"{CHART}/templates/dcgm-exporter.yaml"]
-    # v26.7 keys: a cluster of an older release may carry them, which its release prunes
+    # v26.3 keys: a v25.10 cluster may carry them, which its release prunes
     pod_metadata = (
-        '{{- if or\n    (and .Values.dcgmExporter.enablePodLabels (eq .Values.cluster.operatorRelease "v26.7"))\n'
-        '    (and .Values.dcgmExporter.enablePodUID (eq .Values.cluster.operatorRelease "v26.7")) }}'
+        '{{- if or\n    (and .Values.dcgmExporter.enablePodLabels (ne .Values.cluster.operatorRelease "v25.10"))\n'
+        '    (and .Values.dcgmExporter.enablePodUID (ne .Values.cluster.operatorRelease "v25.10")) }}'
     )
     assert pod_metadata + "\n---\napiVersion: rbac" in dcgm
     assert _shape(files)["longest_cond"] <= WIDTH
@@ -1586,8 +1586,8 @@ def test_templates_use_the_idioms_of_hand_written_charts_example() -> None:
     assert "honorLabels: {{ .Values.dcgmExporter.serviceMonitor.honorLabels }}" in helpers
     # a field that is `a or b` of two booleans stays a condition, never a reference to one of them
     assert (
-        '      {{- if or\n          (and .Values.dcgmExporter.enablePodLabels (eq .Values.cluster.operatorRelease "v26.7"))\n'
-        '          (and .Values.dcgmExporter.enablePodUID (eq .Values.cluster.operatorRelease "v26.7")) }}\n'
+        '      {{- if or\n          (and .Values.dcgmExporter.enablePodLabels (ne .Values.cluster.operatorRelease "v25.10"))\n'
+        '          (and .Values.dcgmExporter.enablePodUID (ne .Values.cluster.operatorRelease "v25.10")) }}\n'
         "      automountServiceAccountToken: true"
     ) in tpl
     # values spliced among fixed entries: one line each

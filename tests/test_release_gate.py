@@ -322,10 +322,10 @@ def test_the_v25_10_sandbox_device_plugin_is_that_releases() -> None:
 
 
 def test_dcgm_exporter_pod_metadata_rights_per_release() -> None:
-    # pod labels by the exporter's own env: v26.7 adds the ClusterRole reading pods; before, the
-    # exporter's Role reads ConfigMaps and pods in its namespace only
+    # pod labels by the exporter's own env: v26.3 (v26.3.2) adds the ClusterRole reading pods;
+    # before, the exporter's Role reads ConfigMaps and pods in its namespace only
     env = {"dcgmExporter": {"env": [{"name": "DCGM_EXPORTER_KUBERNETES_ENABLE_POD_LABELS", "value": "true"}]}}
-    for name, cluster_wide in (("v25.10", False), ("v26.3", False), ("v26.7", True)):
+    for name, cluster_wide in (("v25.10", False), ("v26.3", True), ("v26.7", True)):
         objs = objects(resolve(_with_key(name, "/dcgmExporter/hostPID", False, env), "fleet"))["dcgm-exporter"]
         (role,) = [o for o in objs if o["kind"] == "Role"]
         assert role["rules"][0]["resources"] == (["configmaps"] if cluster_wide else ["configmaps", "pods"]), name

@@ -170,13 +170,17 @@ def metrics_configmap(model: Model) -> Obj | None:
 def build(model: Model) -> list[Obj]:
     exp = model.section("dcgmExporter")
     out: list[Obj] = [c.service_account(NAME, model)]
-    read_pods = has(model.release, "v26.7")  # before, the Role also reads pods, and no ClusterRole does
+    # v25.10's Role reads pods too, and no ClusterRole does; the ClusterRole came with the pod
+    # metadata keys in v26.3.2 (the v26.3 imitated is v26.3.3), whose Role still lists pods:
+    # left out there, as on v26.7 (the exporter reads pods through the ClusterRole, and only
+    # with pod metadata on; docs/fidelity.md)
+    role_pods = not has(model.release, "v26.3")
     if needs_api(model):
         out += [
-            c.role(NAME, model, [c.rule([""], ["configmaps"] if read_pods else ["configmaps", "pods"], ["get", "list"])]),
+            c.role(NAME, model, [c.rule([""], ["configmaps", "pods"] if role_pods else ["configmaps"], ["get", "list"])]),
             c.role_binding(NAME, model),
         ]
-    if pod_metadata_enabled(model) and read_pods:
+    if pod_metadata_enabled(model) and has(model.release, "v26.3"):
         out += [
             c.cluster_role(READ_PODS, [c.rule([""], ["pods"], ["get", "list", "watch"])]),
             c.cluster_role_binding(READ_PODS, model, sa=NAME),

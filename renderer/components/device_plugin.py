@@ -16,6 +16,7 @@ from renderer import yamlio
 from renderer.components import common as c
 from renderer.components.common import Obj
 from renderer.model import Model
+from renderer.releasegate import has
 
 NAME = "nvidia-device-plugin-daemonset"
 SA = "nvidia-device-plugin"
@@ -39,6 +40,18 @@ if lsmod | grep -q '^nvidia_fs '; then
 fi
 exec nvidia-device-plugin "$@"
 """
+
+ENTRYPOINT_V25_10 = f"""#!/bin/sh
+# Device plugin entrypoint (gpu-render): wait for the driver validation, take over what it
+# found (driver root, host or containerized driver), then start the plugin (operator v25.10's
+# entrypoint turns on no GDS / GDRCopy feature flag: v26.3 added that).
+{c.WAIT_FOR_DRIVER_READY}exec nvidia-device-plugin "$@"
+"""
+
+
+def entrypoint(model: Model) -> str:
+    """The entrypoint script of the imitated release (feature flags from v26.3)."""
+    return ENTRYPOINT if has(model.release, "v26.3") else ENTRYPOINT_V25_10
 
 
 def plugin_config(model: Model) -> dict[str, Any]:
@@ -238,6 +251,6 @@ def build(model: Model) -> list[Obj]:
     return [
         c.service_account(SA, model),
         *config_manager_rbac(SA, model),
-        c.config_map(ENTRYPOINT_CM, model, {"entrypoint.sh": ENTRYPOINT}, lbls=c.labels(NAME)),
+        c.config_map(ENTRYPOINT_CM, model, {"entrypoint.sh": entrypoint(model)}, lbls=c.labels(NAME)),
         daemonset(model),
     ]

@@ -394,6 +394,13 @@ initContainers:
   {{- include "gpu-stack.toolkit-validation-device-plugin" . | nindent 2 }}
 {{- end -}}
 
+{{- define "gpu-stack.dcgm-exporter-kubernetes-pod-label-allowlist-regex" -}}
+{{- if ne .Values.cluster.operatorRelease "v25.10" }}
+- name: DCGM_EXPORTER_KUBERNETES_POD_LABEL_ALLOWLIST_REGEX
+  value: ^app$,^kueue\.x-k8s\.io/.*$
+{{- end }}
+{{- end -}}
+
 {{- define "gpu-stack.volumes" -}}
 volumes:
   - name: run-nvidia-validations
